@@ -1,0 +1,98 @@
+# Build-and-boot harness for the ftrace ring-buffer mmap series on Linux 6.1.
+# A thin front: each target runs one script of scripts/.  `make help` lists them.
+
+BUILD       ?= build
+PATCHES     ?= patches
+KERNEL_SRC  ?=
+SMP         ?= 4
+TIMEOUT     ?=
+QEMU_EXTRA  ?=
+KERNEL      ?=
+FLAVOUR     ?= normal
+MODE        ?= shell
+ARGS        ?=
+JOBS        ?= $(shell nproc)
+export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
+
+S := scripts
+
+.PHONY: help deps source tree export kernel kernel-debug tests initramfs \
+	boot check demo series-check lint clean
+
+help:
+	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
+	@echo
+	@echo '  make check          everything: series checks, both kernels, both boots, verdict'
+	@echo '  make demo           build and boot the patched kernel, run user/demo.c'
+	@echo
+	@echo '  make deps           install the Debian packages the build needs'
+	@echo '  make source         show which kernel source would be used'
+	@echo '  make tree           (re)create $(BUILD)/linux: base commit + git am of patches/'
+	@echo '  make export         write $(BUILD)/linux commits back to patches/'
+	@echo '  make kernel         build the normal kernel   ($(BUILD)/obj/normal)'
+	@echo '  make kernel-debug   build the debug kernel    ($(BUILD)/obj/debug)'
+	@echo '  make tests          headers, ring-buffer kselftests, user/ programs'
+	@echo '  make initramfs      pack the guest ($(BUILD)/initramfs-guest.cpio.gz)'
+	@echo '  make boot           boot FLAVOUR=normal|debug in MODE=check|demo|bench|shell'
+	@echo '  make series-check   the series applies, checkpatch --strict, every prefix builds'
+	@echo '  make lint           W=1 + sparse on kernel/trace/: no new warnings vs the base'
+	@echo '  make clean          remove $(BUILD)/obj, logs and guest files (keeps the tree)'
+	@echo
+	@echo 'Variables: KERNEL_SRC=/path (own 6.1 tree), BUILD=dir, SMP=4, TIMEOUT=secs,'
+	@echo '  QEMU_EXTRA="qemu args", KERNEL=bzImage (boot another kernel), ARGS=a,b (bench),'
+	@echo '  FORCE=1 (tree: drop unexported work), ALLOW_NO_TESTS=1, EXTRA_TESTS=dir, V=1'
+
+deps:
+	@$(S)/deps.sh
+
+source:
+	@$(S)/source.sh --fetch
+
+tree: deps
+	@$(S)/tree.sh
+
+export:
+	@$(S)/export.sh
+
+kernel: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/kernel.sh normal
+
+kernel-debug: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/kernel.sh debug
+
+tests: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/tests.sh
+
+initramfs: tests
+	@$(S)/initramfs.sh
+
+boot:
+	@$(S)/boot.sh $(FLAVOUR) $(MODE)
+
+series-check: deps
+	@$(S)/tree.sh --sync
+	@$(S)/series-apply.sh
+	@$(S)/checkpatch.sh
+	@$(S)/bisect.sh
+
+lint: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/lint.sh
+
+check:
+	@$(S)/check.sh
+
+demo: deps
+	@$(S)/tree.sh --keep-work
+	@$(S)/kernel.sh normal
+	@$(S)/tests.sh
+	@$(S)/initramfs.sh
+	@$(S)/boot.sh normal demo
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/headers $(BUILD)/kselftest $(BUILD)/user \
+		$(BUILD)/initramfs $(BUILD)/initramfs-*.cpio.gz $(BUILD)/initramfs.list \
+		$(BUILD)/tests.list $(BUILD)/tools

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Boot a kernel with the guest initramfs in QEMU (TCG) and judge the run.
+#
+#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug, MODE check|demo|bench|shell
+#
+# Environment: SMP (vCPUs, 4), TIMEOUT (seconds; default by flavour),
+# QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage instead of
+# ours), ARGS (comma-separated arguments for bench mode), MEM (2G),
+# ALLOW_NO_TESTS=1 (no ring-buffer kselftest is not a failure), V=1 (show
+# the whole console while it runs).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+flavour=${1:?usage: $0 normal|debug check|demo|bench|shell}
+mode=${2:-check}
+case $flavour in normal | debug) ;; *) die "unknown flavour '$flavour'" ;; esac
+case $mode in check | demo | bench | shell) ;; *) die "unknown mode '$mode'" ;; esac
+
+SMP=${SMP:-4}
+MEM=${MEM:-2G}
+case $flavour in
+normal) TIMEOUT=${TIMEOUT:-600} ;;
+debug) TIMEOUT=${TIMEOUT:-1200} ;;
+esac
+kernel=${KERNEL:-$OBJ/$flavour/arch/x86/boot/bzImage}
+case $kernel in /*) ;; *) kernel=$TOP/$kernel ;; esac
+initrd=$BUILD/initramfs-guest.cpio.gz
+[ -f "$kernel" ] || die "no kernel image $kernel: run 'make kernel' (or 'make kernel-debug')"
+[ -f "$initrd" ] || die "no initramfs $initrd: run 'make initramfs'"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing: run 'make deps'"
+
+cmdline="console=ttyS0,115200 printk.time=1 panic=-1 ftmmap.mode=$mode"
+[ -z "${ARGS:-}" ] || cmdline+=" ftmmap.args=$ARGS"
+# demo and bench: only warnings and errors from the kernel on the console.
+case $mode in demo | bench) cmdline+=" loglevel=5" ;; esac
+
+qemu=(qemu-system-x86_64 -accel tcg -m "$MEM" -smp "$SMP" -nodefaults -nographic
+	-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+# shellcheck disable=SC2206
+qemu+=(${QEMU_EXTRA:-})
+
+if [ "$mode" = shell ]; then
+	say "booting $flavour kernel, shell on the console (Ctrl-A X quits QEMU)"
+	exec "${qemu[@]}" -serial mon:stdio
+fi
+
+mkdir -p "$LOGS"
+log=$LOGS/$flavour-$mode.log
+label=$flavour
+[ -z "${KERNEL:-}" ] || label="$flavour (KERNEL=${KERNEL})"
+say "booting $label kernel: $mode, $SMP vCPUs, TCG, time limit $TIMEOUT s"
+note "console log: ${log#"$TOP"/}"
+start=$(now_s)
+
+timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" -serial stdio -monitor none </dev/null >"$log" 2>&1 &
+qpid=$!
+# Never leave QEMU behind, whatever ends this script.
+trap 'kill -TERM $qpid 2>/dev/null; sleep 1; kill -KILL $qpid 2>/dev/null; true' EXIT INT TERM
+
+# What a person sees while it runs.
+if [ "${V:-0}" = 1 ] || [ "$mode" != check ]; then
+	filter=(cat)
+else
+	filter=(grep --line-buffered -E '^(# ftmmap:|not ok|ok )')
+fi
+tail -n +1 -f --pid="$qpid" "$log" 2>/dev/null | tr -d '\r' | "${filter[@]}" | sed -u 's/^/    | /' &
+tpid=$!
+
+# The guest powers itself off after "# ftmmap: done"; one that only halts
+# (no ACPI in an alternative KERNEL) is stopped here rather than at the
+# time limit.
+done_at=
+while kill -0 "$qpid" 2>/dev/null; do
+	sleep 1
+	if [ -z "$done_at" ] && grep -q '^# ftmmap: done' "$log"; then
+		done_at=$(now_s)
+	elif [ -n "$done_at" ] && [ $(($(now_s) - done_at)) -ge 20 ]; then
+		warn "the guest finished but did not power off: stopping QEMU"
+		kill -TERM "$qpid" 2>/dev/null || true
+		break
+	fi
+done
+rc=0
+wait "$qpid" || rc=$?
+[ -z "$done_at" ] || [ "$rc" != 124 ] || rc=0
+wait "$tpid" 2>/dev/null || true
+trap - EXIT INT TERM
+note "guest ran for $(fmt_secs $(($(now_s) - start)))"
+
+vargs=(--name "$flavour" --counts "$LOGS/$flavour-$mode.counts")
+case $rc in
+0) ;;
+124 | 137) vargs+=(--timed-out "$TIMEOUT") ;;
+*) warn "qemu exited with status $rc (see $log)" ;;
+esac
+if [ "$mode" = check ]; then
+	vargs+=(--tests "$BUILD/tests.list" --smp "$SMP")
+	[ "${ALLOW_NO_TESTS:-0}" = 1 ] || vargs+=(--require ring-buffer/)
+else
+	vargs+=(--splats-only)
+fi
+python3 "$TOP/scripts/verdict.py" "${vargs[@]}" "$log"

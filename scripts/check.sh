@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# make check: the whole pipeline, stage by stage, with timings.
+#   deps -> tree -> series (apply, checkpatch) -> normal kernel -> bisect
+#   -> guest programs -> boot normal -> debug kernel -> boot debug -> verdict
+# The last line is the total: "N passed, N failed, N skipped".
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+S=$TOP/scripts
+
+stages=()
+t0=$(now_s)
+passed=0 failed=0 skipped=0
+
+report() {
+	local s
+	echo
+	say "stage times"
+	for s in "${stages[@]}"; do note "$s"; done
+	note "total: $(fmt_secs $(($(now_s) - t0)))"
+}
+
+# stage NAME CMD...: run a stage; a failing stage ends the check.
+stage() {
+	local name=$1 start rc=0
+	shift
+	start=$(now_s)
+	"$@" || rc=$?
+	stages+=("$(printf '%-16s %s%s' "$name" "$(fmt_secs $(($(now_s) - start)))" "$([ $rc = 0 ] || echo '  FAILED')")")
+	if [ $rc != 0 ]; then
+		report
+		echo "check: FAILED at stage '$name' (see above)"
+		echo "$passed passed, $((failed + 1)) failed, $skipped skipped"
+		exit 1
+	fi
+}
+
+# boot_stage FLAVOUR: boot and add the guest's counts; a failing guest does
+# not stop the check, the other flavour still runs.
+boot_stage() {
+	local start rc=0 c
+	start=$(now_s)
+	rm -f "$LOGS/$1-check.counts"
+	"$S/boot.sh" "$1" check || rc=$?
+	stages+=("$(printf '%-16s %s%s' "boot $1" "$(fmt_secs $(($(now_s) - start)))" "$([ $rc = 0 ] || echo '  FAILED')")")
+	if [ -f "$LOGS/$1-check.counts" ]; then
+		read -r -a c <"$LOGS/$1-check.counts"
+		passed=$((passed + c[0])) failed=$((failed + c[1])) skipped=$((skipped + c[2]))
+	fi
+	if [ $rc != 0 ] && { [ ! -f "$LOGS/$1-check.counts" ] || [ "${c[1]}" = 0 ]; }; then
+		failed=$((failed + 1))
+	fi
+}
+
+stage deps "$S/deps.sh"
+stage tree "$S/tree.sh" --sync
+stage series-apply "$S/series-apply.sh"
+stage checkpatch "$S/checkpatch.sh"
+stage kernel "$S/kernel.sh" normal
+stage bisect "$S/bisect.sh" --skip-head
+stage tests "$S/tests.sh"
+stage initramfs "$S/initramfs.sh"
+boot_stage normal
+stage kernel-debug "$S/kernel.sh" debug
+boot_stage debug
+
+report
+echo
+[ "$failed" = 0 ] && echo "check: PASSED" || echo "check: FAILED"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Pack the guest into $BUILD/initramfs-guest.cpio.gz:
+#   /init                  guest/init
+#   /bin/busybox           Debian's busybox-static (applets linked at boot)
+#   /kselftest/            the installed kselftests ($BUILD/kselftest)
+#   /usr/bin/ftmmap-NAME   user/NAME.c
+#   /tests/NAME            user/tests/NAME.c, user/tests/NAME.sh
+#   /etc/ftmmap/tests.list what check mode runs
+# The archive is written by the kernel's own usr/gen_init_cpio, so no root
+# and no device nodes on the host are needed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_tree
+
+out=$BUILD/initramfs-guest.cpio.gz
+stage=$BUILD/initramfs
+busybox=/bin/busybox
+[ -f "$BUILD/tests.list" ] || die "no ${BUILD#"$TOP"/}/tests.list: run 'make tests' first"
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
+	die "busybox-static is not installed: run 'make deps'"
+
+say "packing initramfs ${out#"$TOP"/}"
+gen=$BUILD/tools/gen_init_cpio
+if [ ! -x "$gen" ] || [ "$SRC/usr/gen_init_cpio.c" -nt "$gen" ]; then
+	mkdir -p "$BUILD/tools"
+	gcc -O2 -o "$gen" "$SRC/usr/gen_init_cpio.c" || die "cannot build gen_init_cpio"
+fi
+
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc/ftmmap,proc,sys,dev,tmp,root,tests,kselftest}
+install -m 755 "$TOP/guest/init" "$stage/init"
+install -m 755 "$busybox" "$stage/bin/busybox"
+ln -s busybox "$stage/bin/sh"
+cp -a "$BUILD/kselftest/." "$stage/kselftest/"
+cp -a "$BUILD/user/bin/." "$stage/usr/bin/"
+cp -a "$BUILD/user/tests/." "$stage/tests/"
+cp "$BUILD/tests.list" "$stage/etc/ftmmap/tests.list"
+
+# Everything must run without a dynamic loader.
+bad=$(find "$stage" -type f -perm -u+x -exec sh -c '
+	for f; do
+		head -c 4 "$f" | grep -q "ELF" || continue
+		if readelf -l "$f" 2>/dev/null | grep -q "Requesting program interpreter"; then echo "$f"; fi
+	done' sh {} +)
+[ -z "$bad" ] || die "not statically linked: ${bad//$stage/}"
+
+{
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort) | while read -r p; do
+		p=${p#.}
+		if [ -L "$stage$p" ]; then
+			echo "slink $p $(readlink "$stage$p") 0777 0 0"
+		elif [ -d "$stage$p" ]; then
+			echo "dir $p $(stat -c %a "$stage$p") 0 0"
+		else
+			echo "file $p $stage$p $(stat -c %a "$stage$p") 0 0"
+		fi
+	done
+	echo "nod /dev/console 0600 0 0 c 5 1"
+} >"$BUILD/initramfs.list"
+"$gen" "$BUILD/initramfs.list" | gzip -n -6 >"$out.tmp"
+mv "$out.tmp" "$out"
+note "$(du -h "$out" | cut -f1), $(grep -c . "$BUILD/tests.list") tests"

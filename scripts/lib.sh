@@ -1,0 +1,154 @@
+# Shared helpers for the harness scripts.  Sourced, never run.
+#
+# Every script starts with:
+#   set -euo pipefail
+#   . "$(dirname "$0")/lib.sh"
+#
+# Settings come from the environment (the Makefile exports them):
+#   BUILD       build folder (default: build, relative to the repo)
+#   KERNEL_SRC  use this kernel tree instead of Debian's linux-source-6.1
+#   PATCHES     patch queue folder (default: patches)
+#   JOBS        parallel make jobs (default: number of CPUs)
+#   V=1         show full command output instead of logging it
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+PATCHES=${PATCHES:-patches}
+case $PATCHES in /*) ;; *) PATCHES=$TOP/$PATCHES ;; esac
+
+SRC=$BUILD/linux                # scratch kernel tree (git)
+OBJ=$BUILD/obj                  # object folders: normal, debug, bisect, ...
+LOGS=$BUILD/logs
+JOBS=${JOBS:-$(nproc)}
+
+# The Debian package the series is tested on, and the fallback package name.
+PIN_PACKAGE=linux-source-6.1
+PIN_VERSION=${PIN_VERSION:-6.1.192-2}  # override only to test the fallback
+
+# Identity used for commits in the scratch tree and for git am.
+GIT_IDENT_NAME=ftrace-mmap-6.1
+GIT_IDENT_EMAIL=ftrace-mmap-6.1@users.noreply.invalid
+
+# Always build for 64-bit x86, whatever the host says.
+KMAKE=(make -C "$SRC" ARCH=x86_64 -j"$JOBS")
+
+say()  { printf '==> %s\n' "$*"; }
+note() { printf '    %s\n' "$*"; }
+warn() { printf 'WARNING: %s\n' "$*" >&2; }
+die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+# git in the scratch tree, with only the repo's own config: a user's global
+# settings (diff prefixes, signatures, abbreviations) must not change what
+# format-patch writes.
+sgit() {
+	GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -C "$SRC" "$@"
+}
+
+# The numbered patch files of the queue, in order, without the cover letter.
+series_files() {
+	local f
+	[ -d "$PATCHES" ] || return 0
+	for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch; do
+		[ -e "$f" ] || continue
+		case ${f##*/} in 0000-*) continue ;; esac
+		printf '%s\n' "$f"
+	done
+}
+
+# A hash naming the content of a folder of numbered patches.
+series_hash() {
+	local dir=$1 f
+	(
+		cd "$dir" 2>/dev/null || exit 0
+		for f in [0-9][0-9][0-9][0-9]-*.patch; do
+			[ -e "$f" ] || continue
+			case $f in 0000-*) continue ;; esac
+			printf '%s\n' "$f"
+			cat "$f"
+		done
+	) | sha256sum | cut -c1-16
+}
+
+need_tree() {
+	[ -d "$SRC/.git" ] || die "no scratch tree at $SRC: run 'make tree' first"
+}
+
+# run_logged LOG CMD...: run CMD with its output in LOG, printing a progress
+# line every 60 s.  On failure show the errors and the tail of the log.
+# V=1 shows the output as it comes instead.
+run_logged() {
+	local log=$1 pid rc start now last
+	shift
+	mkdir -p "$(dirname "$log")"
+	if [ "${V:-0}" = 1 ]; then
+		"$@" 2>&1 | tee "$log"
+		return "${PIPESTATUS[0]}"
+	fi
+	start=$(date +%s)
+	"$@" >"$log" 2>&1 </dev/null &
+	pid=$!
+	# shellcheck disable=SC2064
+	trap "kill $pid 2>/dev/null" INT TERM
+	while kill -0 "$pid" 2>/dev/null; do
+		for _ in $(seq 60); do
+			sleep 1
+			kill -0 "$pid" 2>/dev/null || break
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			now=$(date +%s)
+			last=$(grep -E '^  [A-Z]' "$log" | tail -n 1 | sed 's/^ *//')
+			note "... $((now - start)) s${last:+, at: $last}"
+		fi
+	done
+	rc=0
+	wait "$pid" || rc=$?
+	trap - INT TERM
+	if [ "$rc" != 0 ]; then
+		printf -- '---- errors from %s ----\n' "$log" >&2
+		grep -E 'error:|Error [0-9]|\*\*\*|undefined reference|fatal:' "$log" | head -n 30 >&2 || true
+		printf -- '---- last lines of %s ----\n' "$log" >&2
+		tail -n 20 "$log" >&2
+		printf -- '----\n' >&2
+	fi
+	return "$rc"
+}
+
+# Seconds since the epoch, and a duration as "Mm SSs".
+now_s() { date +%s; }
+fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# format_series DIR: write base..HEAD of the scratch tree as numbered patches
+# into DIR.  The options make the output a function of the commits alone:
+# no version signature, no commit hashes, no "n/m" in subjects (adding a patch
+# would rewrite every subject), a fixed abbreviation for blob names, and the
+# Date header is the author date, which git am keeps.
+format_series() {
+	mkdir -p "$1"
+	sgit format-patch -q --no-signature --zero-commit -N --abbrev=12 \
+		--no-thread --diff-algorithm=myers --output-directory "$1" base..HEAD
+}
+
+# The key naming where the base came from; a different key means a new base.
+base_key() {
+	if [ -n "${KERNEL_SRC:-}" ]; then
+		echo "KERNEL_SRC $(cd "$KERNEL_SRC" && pwd)"
+	else
+		echo "Debian $PIN_PACKAGE $PIN_VERSION"
+	fi
+}
+
+# tree_state: set TREE_DIRTY (uncommitted or untracked changes, as text),
+# TREE_HASH (hash of what export would write), TREE_SYNCED (hash recorded
+# when the tree was made or last exported) and PATCHES_HASH.
+tree_state() {
+	local tmp
+	TREE_DIRTY=$(sgit status --porcelain)
+	tmp=$(mktemp -d)
+	format_series "$tmp"
+	TREE_HASH=$(series_hash "$tmp")
+	rm -rf "$tmp"
+	TREE_SYNCED=$(sgit config --get ftmmap.synced || true)
+	PATCHES_HASH=$(series_hash "$PATCHES")
+}

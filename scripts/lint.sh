@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# W=1 and sparse (C=2) on kernel/trace/ for the base and for the series head;
+# fail on warnings the series adds.  Warnings are compared as texts without
+# line and column numbers, so moved code does not count as new.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_tree
+command -v sparse >/dev/null || die "sparse is missing: run 'make deps'"
+[ -z "$(sgit status --porcelain)" ] ||
+	die "$SRC has uncommitted changes: commit or stash them before 'make lint'"
+
+obj=$OBJ/lint
+dir=${LINT_DIR:-kernel/trace/}
+branch=$(sgit symbolic-ref -q --short HEAD || sgit rev-parse HEAD)
+trap 'sgit checkout -q "$branch"' EXIT
+
+# warnings REV OUT: the normalised warnings of $dir at REV.
+warnings() {
+	local rev=$1 out=$2 log=$LOGS/lint-$1.log
+	sgit checkout -q --detach "$rev"
+	"$TOP/scripts/kernel.sh" normal lint prepare >/dev/null
+	find "$obj/$dir" -name '*.o' -delete 2>/dev/null || true
+	say "lint: W=1 C=2 $dir at $rev"
+	run_logged "$log" "${KMAKE[@]}" O="$obj" W=1 C=2 "$dir" ||
+		die "the build of $dir failed at $rev (see $log)"
+	grep -E '(warning|error):' "$log" |
+		sed -E -e "s|$SRC/||g" -e 's|^\.\./||' -e 's/:[0-9]+:[0-9]+:/:/' -e 's/:[0-9]+:/:/' |
+		LC_ALL=C sort >"$out"
+	note "$(wc -l <"$out") warnings"
+}
+
+mkdir -p "$LOGS"
+warnings base "$LOGS/lint-base.txt"
+warnings "$branch" "$LOGS/lint-head.txt"
+LC_ALL=C comm -13 "$LOGS/lint-base.txt" "$LOGS/lint-head.txt" >"$LOGS/lint-new.txt"
+if [ -s "$LOGS/lint-new.txt" ]; then
+	sed 's/^/    /' "$LOGS/lint-new.txt"
+	die "lint: the series adds $(wc -l <"$LOGS/lint-new.txt") warnings in $dir (above)"
+fi
+say "lint: no new W=1 or sparse warnings in $dir"

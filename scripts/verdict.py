@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Read a guest's console log and give one verdict.
+
+The guest (guest/init) frames each program it runs:
+
+    # ftmmap: running ring-buffer/map_test
+    ...the program's own KTAP/TAP output...
+    # ftmmap: exit ring-buffer/map_test rc=0
+    ...
+    # ftmmap: done
+
+Counted: every top-level TAP result line ("ok", "not ok"; "# SKIP" and
+"# TODO" count as skipped).  Failed, besides "not ok": a listed program that
+did not run, one without a plan, one whose results do not match its plan,
+one that exited non-zero without reporting a failure, a guest that did not
+reach "done" (hang, panic), and any kernel splat (BUG, WARNING, KASAN,
+UBSAN, lockdep, hung task, Oops, ...), printed with its context.
+
+The last line is "NAME: N passed, N failed, N skipped".
+"""
+
+import argparse
+import re
+import sys
+
+FRAME = re.compile(r"^# ftmmap: (running|exit) (\S+)(?: rc=(\d+))?")
+PLAN = re.compile(r"^1\.\.(\d+)(.*)$")
+RESULT = re.compile(r"^(not ok|ok)\b(.*)$")
+DIRECTIVE = re.compile(r"#\s*(SKIP|TODO)\b", re.IGNORECASE)
+# A kernel message: the guest runs with printk.time=1.
+KMSG = re.compile(r"\[\s*\d+\.\d+\]\s?(.*)$")
+SPLATS = [
+    r"BUG:",
+    r"WARNING:",
+    r"KASAN",
+    r"UBSAN",
+    r"Oops",
+    r"general protection fault",
+    r"kernel BUG at",
+    r"Kernel panic",
+    r"INFO: task .* blocked for more than",
+    r"detected stalls? on CPU",
+    r"possible (circular|recursive) locking",
+    r"inconsistent lock state",
+    r"lock held when returning to user space",
+    r"bad unlock balance",
+    r"list_(add|del) corruption",
+]
+SPLAT = re.compile("|".join(SPLATS))
+KSFT_SKIP = 4
+
+
+class Program:
+    def __init__(self, name):
+        self.name = name
+        self.lines = []
+        self.plan = None
+        self.plan_skip = False
+        self.results = []  # (kind, line, context lines)
+        self.rc = None
+
+    def add(self, line):
+        self.lines.append(line)
+        m = PLAN.match(line)
+        if m and self.plan is None:
+            self.plan = int(m.group(1))
+            self.plan_skip = bool(re.search(r"#\s*SKIP", m.group(2), re.I))
+            return
+        m = RESULT.match(line)
+        if m:
+            if DIRECTIVE.search(m.group(2)):
+                kind = "skipped"
+            elif m.group(1) == "ok":
+                kind = "passed"
+            else:
+                kind = "failed"
+            # Diagnostics since the previous result explain a failure.
+            ctx = []
+            for prev in reversed(self.lines[:-1]):
+                if RESULT.match(prev) or PLAN.match(prev):
+                    break
+                ctx.insert(0, prev)
+            self.results.append((kind, line, ctx[-15:]))
+
+
+def parse(path):
+    with open(path, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    lines = [l.rstrip("\r") for l in text.split("\n")]
+    programs, order, splats = {}, [], []
+    current, done, cpus = None, False, None
+    for i, line in enumerate(lines):
+        k = KMSG.search(line)
+        if k and SPLAT.search(k.group(1)):
+            splats.append(i)
+        m = FRAME.match(line)
+        if m:
+            what, name = m.group(1), m.group(2)
+            if what == "running":
+                current = programs.setdefault(name, Program(name))
+                order.append(name)
+            elif name in programs:
+                programs[name].rc = int(m.group(3)) if m.group(3) else None
+                current = None
+            continue
+        if line.startswith("# ftmmap: done"):
+            done = True
+            current = None
+            continue
+        m = re.match(r"^# ftmmap: kernel .*, (\d+) CPUs online", line)
+        if m:
+            cpus = int(m.group(1))
+        if current is not None:
+            if not k:
+                current.add(line)
+            elif line[:k.start()].strip():
+                # A kernel message cut into the program's line: keep its start.
+                current.add(line[:k.start()])
+    return lines, programs, order, splats, done, cpus
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("log")
+    ap.add_argument("--name", default="guest")
+    ap.add_argument("--tests", help="file listing the programs that must run")
+    ap.add_argument("--counts", help="write 'passed failed skipped' here")
+    ap.add_argument("--timed-out", type=int, metavar="SECS")
+    ap.add_argument("--require", metavar="PREFIX",
+                    help="fail when no program whose name starts with PREFIX reported a result")
+    ap.add_argument("--smp", type=int, help="fail unless the guest saw this many CPUs")
+    ap.add_argument("--splats-only", action="store_true",
+                    help="only check for kernel splats and the end of the run (demo, bench)")
+    a = ap.parse_args()
+
+    lines, programs, order, splats, done, cpus = parse(a.log)
+    passed = failed = skipped = 0
+    problems = []
+
+    expected = []
+    if a.tests and not a.splats_only:
+        with open(a.tests) as f:
+            expected = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+    if not a.splats_only:
+        for name in expected + [n for n in order if n not in expected]:
+            p = programs.get(name)
+            if p is None:
+                problems.append(f"{name}: did not run")
+                continue
+            counts = {"passed": 0, "failed": 0, "skipped": 0}
+            for kind, _, _ in p.results:
+                counts[kind] += 1
+            if p.plan == 0 and p.plan_skip and not p.results:
+                counts["skipped"] += 1
+            passed += counts["passed"]
+            failed += counts["failed"]
+            skipped += counts["skipped"]
+            bad = []
+            if p.rc is None:
+                bad.append("did not finish (the guest hung or died while it ran)")
+            if p.plan is None:
+                bad.append("printed no TAP plan")
+            elif p.plan != len(p.results) and not (p.plan == 0 and p.plan_skip):
+                bad.append(f"planned {p.plan} tests but reported {len(p.results)}")
+            if p.rc not in (None, 0, KSFT_SKIP) and not counts["failed"]:
+                bad.append(f"exited with status {p.rc}" + (" (killed: time limit)" if p.rc == 137 else ""))
+            status = "FAIL" if bad or counts["failed"] else "ok  "
+            print(f"{status} {name}: {counts['passed']} passed, {counts['failed']} failed, "
+                  f"{counts['skipped']} skipped")
+            for kind, line, ctx in p.results:
+                if kind == "failed":
+                    for c in ctx:
+                        print(f"       | {c}")
+                    print(f"       > {line}")
+            for b in bad:
+                problems.append(f"{name}: {b}")
+                if p.plan is None or "reported" in b or "finish" in b:
+                    for l in p.lines[-15:]:
+                        print(f"       | {l}")
+        if a.require and not any(n.startswith(a.require) and programs[n].results for n in programs):
+            problems.append(f"no {a.require.rstrip('/')} test reported a result "
+                            "(set ALLOW_NO_TESTS=1 to accept that)")
+
+    if a.splats_only:
+        for name in order:
+            rc = programs[name].rc
+            if rc is None:
+                problems.append(f"{name}: did not finish")
+            elif rc != 0:
+                problems.append(f"{name}: exited with status {rc}")
+
+    if a.smp and cpus is not None and cpus != a.smp:
+        problems.append(f"the guest saw {cpus} CPUs, not {a.smp}")
+    if a.timed_out:
+        problems.append(f"guest did not finish within {a.timed_out} s (hang?)")
+    elif not done:
+        problems.append("guest did not reach the end of its run (no '# ftmmap: done': crash or panic?)")
+
+    shown = 0
+    for i in splats:
+        msg = KMSG.search(lines[i]).group(1)
+        problems.append(f"kernel splat: {msg.strip()}")
+        if shown < 5:
+            shown += 1
+            print(f"---- kernel splat at {a.log}:{i + 1} ----")
+            for l in lines[max(0, i - 2): i + 25]:
+                print(f"  {l}")
+    if shown < len(splats):
+        print(f"---- ({len(splats) - shown} more splats, see {a.log}) ----")
+
+    for p in problems:
+        print(f"FAIL {p}")
+    failed += len(problems)
+    if a.counts:
+        with open(a.counts, "w") as f:
+            f.write(f"{passed} {failed} {skipped}\n")
+    if a.splats_only:
+        print(f"{a.name}: " + ("FAILED" if failed else "ok (no kernel splats)"))
+    else:
+        print(f"{a.name}: {passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
