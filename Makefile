@@ -76,7 +76,8 @@ series-check: deps
 	@$(S)/tree.sh --sync
 	@$(S)/series-apply.sh
 	@$(S)/checkpatch.sh
-	@$(S)/bisect.sh
+	@$(S)/kernel.sh normal
+	@$(S)/bisect.sh --skip-head
 
 lint: deps
 	@$(S)/tree.sh --if-missing

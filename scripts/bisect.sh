@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Build every prefix of the series (base + patches 1..k) in $BUILD/obj/bisect
-# with the normal config, so that the series is bisectable.
+# Build every prefix of the series (base + patches 1..k) so that the series
+# is bisectable: the kernel (vmlinux, normal config) in $BUILD/obj/bisect and,
+# where the prefix has them, the ring-buffer kselftests.
+#
 #   bisect.sh [--skip-head]   --skip-head: the full series is built elsewhere
+#
+# Prefixes are built from the last to the first, starting from a copy of the
+# normal kernel's objects: each step then only rebuilds what one patch
+# changed.  A prefix whose kernel sources equal an already built one (a patch
+# of documentation or tests only) is not built again.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
@@ -17,29 +24,109 @@ if [ "$total" = 0 ]; then
 	say "bisect: empty series, nothing to build"
 	exit 0
 fi
-last=$total
-[ "$skip_head" = 0 ] || last=$((total - 1))
-if [ "$last" = 0 ]; then
-	say "bisect: one patch, already built as the normal kernel"
-	exit 0
+
+# What a kernel build reads (all but documentation and tools), and what the
+# kselftests read.
+kernel_id() { # COMMIT
+	sgit ls-tree -r "$1" |
+		grep -vE $'\t(Documentation|tools|LICENSES)/|\t(MAINTAINERS|CREDITS|\\.mailmap)$' |
+		sha256sum | cut -c1-16
+}
+ksft_id() { # COMMIT
+	sgit ls-tree -r "$1" -- tools include/uapi arch/x86/include/uapi | sha256sum | cut -c1-16
+}
+
+declare -A built_kernel built_ksft
+built_kernel[$(kernel_id base)]=base
+if [ "$skip_head" = 1 ]; then
+	built_kernel[$(kernel_id HEAD)]=head
+	built_ksft[$(ksft_id HEAD)]=head
 fi
 
-# Start from the normal kernel's objects when there are none yet: each
-# prefix is then an incremental build.
-if [ ! -f "$OBJ/bisect/.config" ] && [ -f "$OBJ/normal/vmlinux" ]; then
+patch_name() { # K: the queue file of patch K, or its subject
+	local f
+	f=$(cd "$PATCHES" 2>/dev/null && ls "$(printf '%04d' "$1")"-*.patch 2>/dev/null | head -n 1 || true)
+	echo "${f:-$(sgit log -1 --format=%s "${commits[$1 - 1]}")}"
+}
+
+# Start from a copy of the normal kernel's objects (built at the head).  The
+# tools build (objtool) records absolute paths: point them at the copy,
+# keeping the files' times, or objtool and then everything is rebuilt.
+rm -rf "$OBJ/bisect" "$OBJ/bisect-headers" "$OBJ/bisect-kselftest"
+if [ -f "$OBJ/normal/vmlinux" ]; then
 	note "seeding ${OBJ#"$TOP"/}/bisect from ${OBJ#"$TOP"/}/normal"
 	cp -a "$OBJ/normal" "$OBJ/bisect"
+	grep -rlIZ --exclude='*.o' -F "$OBJ/normal" "$OBJ/bisect" | while IFS= read -r -d '' f; do
+		sed "s|$OBJ/normal|$OBJ/bisect|g" "$f" >"$f.tmp"
+		touch -r "$f" "$f.tmp"
+		chmod --reference="$f" "$f.tmp"
+		mv "$f.tmp" "$f"
+	done
 fi
 
+# Going back to the head rewrites the files the series touches.  Give them
+# back their times, so the other object folders (built from the same
+# content) stay up to date; obj/bisect is made anew each time.
+times=$(cd "$SRC" && sgit diff --name-only base HEAD | while read -r f; do
+	[ ! -e "$f" ] || printf '%s\t%s\n' "$(stat -c %y "$f")" "$f"
+done)
 branch=$(sgit symbolic-ref -q --short HEAD || sgit rev-parse HEAD)
-trap 'sgit checkout -q "$branch"' EXIT
-for ((k = 1; k <= last; k++)); do
-	c=${commits[k - 1]}
-	file=$(cd "$PATCHES" 2>/dev/null && ls "$(printf '%04d' "$k")"-*.patch 2>/dev/null | head -n 1 || true)
-	say "bisect $k/$total: ${file:-$(sgit log -1 --format=%s "$c")}"
+restore() {
+	sgit checkout -q "$branch"
+	(cd "$SRC" && printf '%s\n' "$times" | while IFS=$'\t' read -r t f; do
+		[ -z "$f" ] || touch -d "$t" -- "$f"
+	done)
+}
+trap restore EXIT
+
+# The kselftests against the prefix's own uapi headers.
+ksft_build() {
+	"${KMAKE[@]}" O="$OBJ/bisect-headers" INSTALL_HDR_PATH="$OBJ/bisect-headers/usr" headers_install &&
+		make -C "$SRC/tools/testing/selftests" TARGETS=ring-buffer O="$OBJ/bisect-kselftest" \
+			KHDR_INCLUDES="-isystem $OBJ/bisect-headers/usr/include" USERLDFLAGS=-static all
+}
+
+# build_prefix K: 0 when base + patches 1..K builds.
+build_prefix() {
+	local k=$1 c=${commits[$1 - 1]} kid sid
+	kid=$(kernel_id "$c")
+	sid=$(ksft_id "$c")
+	say "bisect $k/$total: $(patch_name "$k")"
 	sgit checkout -q --detach "$c"
-	if ! "$TOP/scripts/kernel.sh" normal bisect vmlinux; then
-		die "the series does not build at patch $k/$total: ${file:-$(sgit log -1 --format=%s "$c")} (see $LOGS/build-bisect.log)"
+	if [ -n "${built_kernel[$kid]:-}" ]; then
+		note "kernel sources as at ${built_kernel[$kid]}: not built again"
+	else
+		if ! "$TOP/scripts/kernel.sh" normal bisect vmlinux; then
+			cp "$LOGS/build-bisect.log" "$LOGS/bisect-$k.log"
+			return 1
+		fi
+		built_kernel[$kid]=$k
+	fi
+	if [ -f "$SRC/tools/testing/selftests/ring-buffer/Makefile" ] && [ -z "${built_ksft[$sid]:-}" ]; then
+		note "building the ring-buffer kselftests"
+		run_logged "$LOGS/bisect-$k-kselftest.log" ksft_build || return 1
+		built_ksft[$sid]=$k
+	fi
+	return 0
+}
+
+last=$total
+[ "$skip_head" = 0 ] || last=$((total - 1))
+failed=
+for ((k = last; k >= 1; k--)); do
+	if build_prefix "$k"; then
+		[ -z "$failed" ] || break
+	else
+		# Keep going down: the culprit is the first patch of the failing run.
+		failed=$k
 	fi
 done
-say "bisect: every prefix builds ($last of $total built here)"
+if [ -n "$failed" ]; then
+	die "the series does not build from patch $failed/$total on: $(patch_name "$failed")
+       (build log: $LOGS/bisect-$failed*.log)"
+fi
+if [ "$skip_head" = 1 ]; then
+	say "bisect: every prefix builds (1..$last here, the full series as the normal kernel)"
+else
+	say "bisect: every prefix builds"
+fi

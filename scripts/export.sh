@@ -45,6 +45,7 @@ done < <(series_files)
 
 tree_state
 sgit config ftmmap.synced "$TREE_HASH"
+sgit config ftmmap.applied "$PATCHES_HASH"
 n=$(sgit rev-list --count base..HEAD)
 say "exported $n patches to $rel/ ($changed files changed)"
 [ "$TREE_HASH" = "$PATCHES_HASH" ] || die "internal error: $rel/ differs from the tree after export"

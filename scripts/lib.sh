@@ -140,8 +140,9 @@ base_key() {
 }
 
 # tree_state: set TREE_DIRTY (uncommitted or untracked changes, as text),
-# TREE_HASH (hash of what export would write), TREE_SYNCED (hash recorded
-# when the tree was made or last exported) and PATCHES_HASH.
+# TREE_HASH (hash of what export would write), TREE_SYNCED (that hash when
+# the tree was made or last exported) and PATCHES_HASH (hash of the queue;
+# the scratch repo's ftmmap.applied holds it as of the same moment).
 tree_state() {
 	local tmp
 	TREE_DIRTY=$(sgit status --porcelain)

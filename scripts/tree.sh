@@ -31,7 +31,7 @@ if [ -d "$SRC/.git" ]; then
 		tree_state
 		reason=$(unexported_reason)
 		if [ "$(sgit config --get ftmmap.basekey || true)" = "$(base_key)" ] &&
-			[ -z "$reason" ] && [ "$TREE_HASH" = "$PATCHES_HASH" ]; then
+			[ -z "$reason" ] && [ "$(sgit config --get ftmmap.applied || true)" = "$PATCHES_HASH" ]; then
 			say "scratch tree: up to date with ${PATCHES#"$TOP"/}/ ($(sgit rev-list --count base..HEAD) patches)"
 			exit 0
 		fi
@@ -41,14 +41,14 @@ if [ -d "$SRC/.git" ]; then
 				exit 0
 			fi
 			die "$SRC has $reason
-       Export them (make export) and commit patches/, or run with FORCE=1 to drop them."
+       Commit them in the tree, run make export and commit patches/; or FORCE=1 drops them."
 		fi ;;
 	recreate)
 		if [ "$FORCE" != 1 ]; then
 			tree_state
 			reason=$(unexported_reason)
 			[ -z "$reason" ] || die "$SRC has $reason
-       Export them (make export) and commit patches/, or run with FORCE=1 to drop them."
+       Commit them in the tree, run make export and commit patches/; or FORCE=1 drops them."
 		fi ;;
 	*)
 		die "unknown mode $mode" ;;
@@ -119,8 +119,11 @@ while read -r p; do
 	fi
 done < <(series_files)
 
+# Remember what was applied and what export writes for it: a later
+# difference in the tree is work to export, one in the queue is news.
 tree_state
 sgit config ftmmap.synced "$TREE_HASH"
+sgit config ftmmap.applied "$PATCHES_HASH"
 wait
 if [ -n "$failed" ]; then
 	printf '%s\n' "$out" >&2

@@ -35,6 +35,7 @@ SPLATS = [
     r"KASAN",
     r"UBSAN",
     r"Oops",
+    r"^[a-z][a-z0-9 ]*: [0-9a-f]{4} \[#\d+\]",  # die(): "int3: 0000 [#1]"
     r"general protection fault",
     r"kernel BUG at",
     r"Kernel panic",
@@ -91,7 +92,7 @@ def parse(path):
     current, done, cpus = None, False, None
     for i, line in enumerate(lines):
         k = KMSG.search(line)
-        if k and SPLAT.search(k.group(1)):
+        if k and SPLAT.search(k.group(1).strip()):
             splats.append(i)
         m = FRAME.match(line)
         if m:
