@@ -57,13 +57,19 @@ qpid=$!
 # Never leave QEMU behind, whatever ends this script.
 trap 'kill -TERM $qpid 2>/dev/null; sleep 1; kill -KILL $qpid 2>/dev/null; true' EXIT INT TERM
 
-# What a person sees while it runs.
-if [ "${V:-0}" = 1 ] || [ "$mode" != check ]; then
+# What a person sees while it runs: the guest's lines (demo, bench: all of
+# them from the first one on; check: the test results), never the
+# firmware's terminal escapes.
+if [ "${V:-0}" = 1 ]; then
 	filter=(cat)
-else
+elif [ "$mode" = check ]; then
 	filter=(grep --line-buffered -E '^(# ftmmap:|not ok|ok )')
+else
+	filter=(awk '/^# ftmmap:/ { on = 1 } on { print; fflush() }')
 fi
-tail -n +1 -f --pid="$qpid" "$log" 2>/dev/null | tr -d '\r' | "${filter[@]}" | sed -u 's/^/    | /' &
+tail -n +1 -f --pid="$qpid" "$log" 2>/dev/null |
+	sed -u -e 's/\r//g' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' |
+	"${filter[@]}" | sed -u 's/^/    | /' &
 tpid=$!
 
 # The guest powers itself off after "# ftmmap: done"; one that only halts
