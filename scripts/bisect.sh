@@ -64,20 +64,10 @@ if [ -f "$OBJ/normal/vmlinux" ]; then
 	done
 fi
 
-# Going back to the head rewrites the files the series touches.  Give them
-# back their times, so the other object folders (built from the same
-# content) stay up to date; obj/bisect is made anew each time.
-times=$(cd "$SRC" && sgit diff --name-only base HEAD | while read -r f; do
-	[ ! -e "$f" ] || printf '%s\t%s\n' "$(stat -c %y "$f")" "$f"
-done)
-branch=$(sgit symbolic-ref -q --short HEAD || sgit rev-parse HEAD)
-restore() {
-	sgit checkout -q "$branch"
-	(cd "$SRC" && printf '%s\n' "$times" | while IFS=$'\t' read -r t f; do
-		[ -z "$f" ] || touch -d "$t" -- "$f"
-	done)
-}
-trap restore EXIT
+# Going back to the head rewrites the files the series touches: give them
+# back their times (obj/bisect is made anew each time).
+checkout_away
+trap checkout_back EXIT
 
 # The kselftests against the prefix's own uapi headers.
 ksft_build() {

@@ -153,3 +153,20 @@ tree_state() {
 	TREE_SYNCED=$(sgit config --get ftmmap.synced || true)
 	PATCHES_HASH=$(series_hash "$PATCHES")
 }
+
+# checkout_away: remember the branch and the times of the files the series
+# touches; checkout_back (run it from an EXIT trap) returns to the branch and
+# gives those files their times back, so object folders built from the same
+# content stay up to date.  For scripts that check out other commits.
+checkout_away() {
+	SAVED_BRANCH=$(sgit symbolic-ref -q --short HEAD || sgit rev-parse HEAD)
+	SAVED_TIMES=$(cd "$SRC" && sgit diff --name-only base HEAD | while read -r f; do
+		[ ! -e "$f" ] || printf '%s\t%s\n' "$(stat -c %y "$f")" "$f"
+	done)
+}
+checkout_back() {
+	sgit checkout -q "$SAVED_BRANCH"
+	(cd "$SRC" && printf '%s\n' "$SAVED_TIMES" | while IFS=$'\t' read -r t f; do
+		[ -z "$f" ] || touch -d "$t" -- "$f"
+	done)
+}

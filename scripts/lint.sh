@@ -11,8 +11,8 @@ command -v sparse >/dev/null || die "sparse is missing: run 'make deps'"
 
 obj=$OBJ/lint
 dir=${LINT_DIR:-kernel/trace/}
-branch=$(sgit symbolic-ref -q --short HEAD || sgit rev-parse HEAD)
-trap 'sgit checkout -q "$branch"' EXIT
+checkout_away
+trap checkout_back EXIT
 
 # warnings REV OUT: the normalised warnings of $dir at REV.
 warnings() {
@@ -31,7 +31,7 @@ warnings() {
 
 mkdir -p "$LOGS"
 warnings base "$LOGS/lint-base.txt"
-warnings "$branch" "$LOGS/lint-head.txt"
+warnings "$SAVED_BRANCH" "$LOGS/lint-head.txt"
 LC_ALL=C comm -13 "$LOGS/lint-base.txt" "$LOGS/lint-head.txt" >"$LOGS/lint-new.txt"
 if [ -s "$LOGS/lint-new.txt" ]; then
 	sed 's/^/    /' "$LOGS/lint-new.txt"
