@@ -126,7 +126,7 @@ sgit config ftmmap.synced "$TREE_HASH"
 sgit config ftmmap.applied "$PATCHES_HASH"
 wait
 if [ -n "$failed" ]; then
-	printf '%s\n' "$out" >&2
+	printf '%s\n' "$out" | grep -vE '^(hint:|When you have|If you prefer|To restore)' >&2
 	die "patch ${failed#"$TOP"/} does not apply (git am, see above); $SRC has the $((n - 1)) patches before it"
 fi
 note "applied $n patches in $(fmt_secs $(($(now_s) - start)))"
