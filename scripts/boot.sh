@@ -45,9 +45,13 @@ if [ "$mode" = shell ]; then
 fi
 
 mkdir -p "$LOGS"
-log=$LOGS/$flavour-$mode.log
+run=$flavour
 label=$flavour
-[ -z "${KERNEL:-}" ] || label="$flavour (KERNEL=${KERNEL})"
+if [ -n "${KERNEL:-}" ]; then
+	run=other
+	label="other (KERNEL=$KERNEL)"
+fi
+log=$LOGS/$run-$mode.log
 say "booting $label kernel: $mode, $SMP vCPUs, TCG, time limit $TIMEOUT s"
 note "console log: ${log#"$TOP"/}"
 start=$(now_s)
@@ -93,7 +97,7 @@ wait "$tpid" 2>/dev/null || true
 trap - EXIT INT TERM
 note "guest ran for $(fmt_secs $(($(now_s) - start)))"
 
-vargs=(--name "$flavour" --counts "$LOGS/$flavour-$mode.counts")
+vargs=(--name "$run" --counts "$LOGS/$run-$mode.counts")
 case $rc in
 0) ;;
 124 | 137) vargs+=(--timed-out "$TIMEOUT") ;;
