@@ -17,7 +17,7 @@ export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 S := scripts
 
 .PHONY: help deps source tree export kernel kernel-debug tests initramfs \
-	boot check demo series-check lint clean
+	boot check demo bench series-check lint clean
 
 help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
@@ -36,6 +36,7 @@ help:
 	@echo '  make boot           boot FLAVOUR=normal|debug in MODE=check|demo|bench|shell'
 	@echo '  make series-check   the series applies, checkpatch --strict, every prefix builds'
 	@echo '  make lint           W=1 + sparse on kernel/trace/: no new warnings vs the base'
+	@echo '  make bench          drain cost read() vs mapping, ours and mainline 6.12 (icount)'
 	@echo '  make clean          remove $(BUILD)/obj, logs and guest files (keeps the tree)'
 	@echo
 	@echo 'Variables: KERNEL_SRC=/path (own 6.1 tree), BUILD=dir, SMP=4, TIMEOUT=secs,'
@@ -92,6 +93,10 @@ demo: deps
 	@$(S)/tests.sh
 	@$(S)/initramfs.sh
 	@$(S)/boot.sh normal demo
+
+bench: deps
+	@$(S)/tree.sh --keep-work
+	@$(S)/bench.sh
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/headers $(BUILD)/kselftest $(BUILD)/user \
