@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make check: the whole pipeline, stage by stage, with timings.
 #   deps -> tree -> series (apply, checkpatch) -> normal kernel -> bisect
-#   -> guest programs -> boot normal -> debug kernel -> boot debug -> verdict
+#   -> lint (W=1, sparse) -> guest programs -> boot normal -> debug kernel
+#   -> boot debug -> verdict
 # The last line is the total: "N passed, N failed, N skipped".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +58,7 @@ stage series-apply "$S/series-apply.sh"
 stage checkpatch "$S/checkpatch.sh"
 stage kernel "$S/kernel.sh" normal
 stage bisect "$S/bisect.sh" --skip-head
+stage lint "$S/lint.sh"
 stage tests "$S/tests.sh"
 stage initramfs "$S/initramfs.sh"
 boot_stage normal
