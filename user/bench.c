@@ -254,6 +254,20 @@ static void drain_mmap(struct drain *d, int cpu, long page_size)
 	close(fd);
 }
 
+/* One TAP line: were all @n events seen once, in order? Returns 1 if not */
+static int report_drain(int test, const char *how, const struct drain *d,
+			int n)
+{
+	if (d->events == (uint64_t)n && !d->bad) {
+		printf("ok %d %s drained %d events exactly once\n", test, how, n);
+		return 0;
+	}
+	printf("not ok %d %s drained %llu of %d events, %llu out of sequence\n",
+	       test, how, (unsigned long long)d->events, n,
+	       (unsigned long long)d->bad);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	long page_size = sysconf(_SC_PAGESIZE);
@@ -310,26 +324,8 @@ int main(int argc, char **argv)
 		printf("# per sub-buffer: read %.0f ns, mmap %.0f ns\n",
 		       (double)rd.ns / rd.subbufs, (double)mm.ns / mm.subbufs);
 
-		test++;
-		if (rd.events == (uint64_t)n && !rd.bad) {
-			printf("ok %d read() drained %d events exactly once\n",
-			       test, n);
-		} else {
-			failed++;
-			printf("not ok %d read() drained %llu of %d events, %llu out of sequence\n",
-			       test, (unsigned long long)rd.events, n,
-			       (unsigned long long)rd.bad);
-		}
-		test++;
-		if (mm.events == (uint64_t)n && !mm.bad) {
-			printf("ok %d mapping drained %d events exactly once\n",
-			       test, n);
-		} else {
-			failed++;
-			printf("not ok %d mapping drained %llu of %d events, %llu out of sequence\n",
-			       test, (unsigned long long)mm.events, n,
-			       (unsigned long long)mm.bad);
-		}
+		failed += report_drain(++test, "read()", &rd, n);
+		failed += report_drain(++test, "mapping", &mm, n);
 	}
 
 	if (max_ratio > 0) {
