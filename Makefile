@@ -12,17 +12,19 @@ FLAVOUR     ?= normal
 MODE        ?= shell
 ARGS        ?=
 JOBS        ?= $(shell nproc)
+MATRIX      ?=
 export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 
 S := scripts
 
-.PHONY: help deps source tree export kernel kernel-debug tests initramfs \
-	boot check demo bench series-check lint clean
+.PHONY: help deps source tree export kernel kernel-debug kernel-arm64 tests initramfs \
+	boot check demo bench series-check lint matrix clean
 
 help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
 	@echo
-	@echo '  make check          everything: series checks, both kernels, both boots, verdict'
+	@echo '  make check          everything: series checks, the normal, arm64 and debug kernels'
+	@echo '                      and their boots, verdict'
 	@echo '  make demo           build and boot the patched kernel, run user/demo.c'
 	@echo
 	@echo '  make deps           install the Debian packages the build needs'
@@ -31,17 +33,22 @@ help:
 	@echo '  make export         write $(BUILD)/linux commits back to patches/'
 	@echo '  make kernel         build the normal kernel   ($(BUILD)/obj/normal)'
 	@echo '  make kernel-debug   build the debug kernel    ($(BUILD)/obj/debug)'
-	@echo '  make tests          headers, ring-buffer kselftests, user/ programs'
-	@echo '  make initramfs      pack the guest ($(BUILD)/initramfs-guest.cpio.gz)'
-	@echo '  make boot           boot FLAVOUR=normal|debug in MODE=check|demo|bench|shell'
+	@echo '  make kernel-arm64   build the arm64 kernel    ($(BUILD)/obj/arm64)'
+	@echo '  make tests          headers, ring-buffer kselftests, user/ programs (FLAVOUR=arm64:'
+	@echo '                      cross-compiled into $(BUILD)/arm64)'
+	@echo '  make initramfs      pack the guest ($(BUILD)/initramfs-guest.cpio.gz; FLAVOUR=arm64:'
+	@echo '                      $(BUILD)/initramfs-arm64.cpio.gz)'
+	@echo '  make boot           boot FLAVOUR=normal|debug|arm64 in MODE=check|demo|bench|shell'
 	@echo '  make series-check   the series applies, checkpatch --strict, every prefix builds'
 	@echo '  make lint           W=1 + sparse on kernel/trace/: no new warnings vs the base'
+	@echo '  make matrix         kernel/trace/ with W=1 in Debian amd64, ftrace-minimal, i386, arm64'
 	@echo '  make bench          drain cost read() vs mapping, ours and mainline 6.12 (icount)'
 	@echo '  make clean          remove $(BUILD)/obj, logs and guest files (keeps the tree)'
 	@echo
 	@echo 'Variables: KERNEL_SRC=/path (own 6.1 tree), BUILD=dir, SMP=4, TIMEOUT=secs,'
 	@echo '  QEMU_EXTRA="qemu args", KERNEL=bzImage (boot another kernel), ARGS=a,b (bench),'
-	@echo '  FORCE=1 (tree: drop unexported work), ALLOW_NO_TESTS=1, EXTRA_TESTS=dir, V=1'
+	@echo '  FORCE=1 (tree: drop unexported work), ALLOW_NO_TESTS=1, EXTRA_TESTS=dir, V=1,'
+	@echo '  MATRIX="i386 arm64" (matrix: only these configs)'
 
 deps:
 	@$(S)/deps.sh
@@ -63,12 +70,16 @@ kernel-debug: deps
 	@$(S)/tree.sh --if-missing
 	@$(S)/kernel.sh debug
 
+kernel-arm64: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/kernel.sh arm64
+
 tests: deps
 	@$(S)/tree.sh --if-missing
-	@$(S)/tests.sh
+	@$(S)/tests.sh $(FLAVOUR)
 
 initramfs: tests
-	@$(S)/initramfs.sh
+	@$(S)/initramfs.sh $(FLAVOUR)
 
 boot:
 	@$(S)/boot.sh $(FLAVOUR) $(MODE)
@@ -83,6 +94,10 @@ series-check: deps
 lint: deps
 	@$(S)/tree.sh --if-missing
 	@$(S)/lint.sh
+
+matrix: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/matrix.sh $(MATRIX)
 
 check:
 	@$(S)/check.sh
@@ -100,5 +115,6 @@ bench: deps
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/headers $(BUILD)/kselftest $(BUILD)/user \
+		$(BUILD)/arm64 \
 		$(BUILD)/initramfs $(BUILD)/initramfs-*.cpio.gz $(BUILD)/initramfs.list \
 		$(BUILD)/tests.list $(BUILD)/tools

@@ -1,40 +1,62 @@
 #!/usr/bin/env bash
 # Boot a kernel with the guest initramfs in QEMU (TCG) and judge the run.
 #
-#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug, MODE check|demo|bench|shell
+#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64, MODE check|demo|bench|shell
+#
+# normal and debug boot qemu-system-x86_64 (pc) with the x86_64 guest;
+# arm64 boots qemu-system-aarch64 (-M virt, -cpu $ARM64_CPU: max) with the
+# arm64 guest.
 #
 # Environment: SMP (vCPUs, 4), TIMEOUT (seconds; default by flavour),
-# QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage instead of
-# ours), ARGS (comma-separated arguments for bench mode), MEM (2G),
+# QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage, or arm64
+# Image, instead of ours), ARGS (comma-separated arguments for bench mode), MEM (2G),
 # ALLOW_NO_TESTS=1 (no ring-buffer kselftest is not a failure), V=1 (show
 # the whole console while it runs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: $0 normal|debug check|demo|bench|shell}
+flavour=${1:?usage: $0 normal|debug|arm64 check|demo|bench|shell}
 mode=${2:-check}
-case $flavour in normal | debug) ;; *) die "unknown flavour '$flavour'" ;; esac
+case $flavour in normal | debug | arm64) ;; *) die "unknown flavour '$flavour'" ;; esac
 case $mode in check | demo | bench | shell) ;; *) die "unknown mode '$mode'" ;; esac
+set_flavour "$flavour"
 
 SMP=${SMP:-4}
 MEM=${MEM:-2G}
 case $flavour in
 normal) TIMEOUT=${TIMEOUT:-600} ;;
-debug) TIMEOUT=${TIMEOUT:-1200} ;;
+debug | arm64) TIMEOUT=${TIMEOUT:-1200} ;;
 esac
-kernel=${KERNEL:-$OBJ/$flavour/arch/x86/boot/bzImage}
+kernel=${KERNEL:-$OBJ/$flavour/$KIMAGE}
 case $kernel in /*) ;; *) kernel=$TOP/$kernel ;; esac
-initrd=$BUILD/initramfs-guest.cpio.gz
-[ -f "$kernel" ] || die "no kernel image $kernel: run 'make kernel' (or 'make kernel-debug')"
-[ -f "$initrd" ] || die "no initramfs $initrd: run 'make initramfs'"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing: run 'make deps'"
+initrd=$INITRD
+case $flavour in
+arm64) make_kernel="'make kernel-arm64'" make_initrd="'make initramfs FLAVOUR=arm64'" ;;
+*) make_kernel="'make kernel' (or 'make kernel-debug')" make_initrd="'make initramfs'" ;;
+esac
+[ -f "$kernel" ] || die "no kernel image $kernel: run $make_kernel"
+[ -f "$initrd" ] || die "no initramfs $initrd: run $make_initrd"
 
-cmdline="console=ttyS0,115200 printk.time=1 panic=-1 ftmmap.mode=$mode"
+# The machine: QEMU's pc with the 8250 UART, or virt with the PL011 and
+# PSCI (which powers the guest off).  TCG either way.
+case $KARCH in
+x86_64)
+	qemu=(qemu-system-x86_64)
+	console=ttyS0,115200
+	;;
+arm64)
+	qemu=(qemu-system-aarch64 -M virt -cpu "${ARM64_CPU:-max}")
+	console=ttyAMA0
+	;;
+esac
+command -v "${qemu[0]}" >/dev/null || die "${qemu[0]} is missing: run 'make deps'"
+
+cmdline="console=$console printk.time=1 panic=-1 ftmmap.mode=$mode"
 [ -z "${ARGS:-}" ] || cmdline+=" ftmmap.args=$ARGS"
 # demo and bench: only warnings and errors from the kernel on the console.
 case $mode in demo | bench) cmdline+=" loglevel=5" ;; esac
 
-qemu=(qemu-system-x86_64 -accel tcg -m "$MEM" -smp "$SMP" -nodefaults -nographic
+qemu+=(-accel tcg -m "$MEM" -smp "$SMP" -nodefaults -nographic
 	-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline")
 # shellcheck disable=SC2206
 qemu+=(${QEMU_EXTRA:-})

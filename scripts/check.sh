@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make check: the whole pipeline, stage by stage, with timings.
 #   deps -> tree -> series (apply, checkpatch) -> normal kernel -> bisect
-#   -> lint (W=1, sparse) -> guest programs -> boot normal -> debug kernel
+#   -> lint (W=1, sparse) -> config matrix (W=1) -> guest programs
+#   -> boot normal -> arm64 kernel, guest programs, boot -> debug kernel
 #   -> boot debug -> verdict
 # The last line is the total: "N passed, N failed, N skipped".
 set -euo pipefail
@@ -59,9 +60,14 @@ stage checkpatch "$S/checkpatch.sh"
 stage kernel "$S/kernel.sh" normal
 stage bisect "$S/bisect.sh" --skip-head
 stage lint "$S/lint.sh"
+stage matrix "$S/matrix.sh"
 stage tests "$S/tests.sh"
 stage initramfs "$S/initramfs.sh"
 boot_stage normal
+stage kernel-arm64 "$S/kernel.sh" arm64
+stage tests-arm64 "$S/tests.sh" arm64
+stage initramfs-arm64 "$S/initramfs.sh" arm64
+boot_stage arm64
 stage kernel-debug "$S/kernel.sh" debug
 boot_stage debug
 

@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
 # Install the Debian packages the harness needs, if any are missing.
+#
+# The arm64 guest needs Debian's arm64 architecture (dpkg multiarch) for the
+# static libraries its tests link, the cross compiler, and busybox-static of
+# arm64.  That busybox is not installed (it would replace the host's): its
+# package is fetched with apt-get download and unpacked into $BUSYBOX_ARM64.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -7,6 +12,12 @@ PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev kmod dwarves
 	cpio xz-utils rsync git perl python3
 	busybox-static qemu-system-x86 sparse
+	# tests link libtraceevent and libtracefs statically; make matrix
+	# starts from Debian's own kernel configs
+	libtraceevent-dev libtracefs-dev linux-config-6.1 linux-config-6.1:arm64
+	# arm64 guest: emulator, cross compiler, arm64 libraries
+	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	libtraceevent-dev:arm64 libtracefs-dev:arm64
 )
 
 missing=()
@@ -15,8 +26,10 @@ for p in "${PKGS[@]}"; do
 		missing+=("$p")
 	fi
 done
+need_arch=0
+dpkg --print-foreign-architectures | grep -qx arm64 || need_arch=1
 
-if [ ${#missing[@]} = 0 ]; then
+if [ ${#missing[@]} = 0 ] && [ "$need_arch" = 0 ] && [ -x "$BUSYBOX_ARM64" ]; then
 	say "build dependencies: all present"
 	exit 0
 fi
@@ -27,13 +40,46 @@ if [ "$(id -u)" != 0 ]; then
 	command -v sudo >/dev/null || die "missing packages (${missing[*]}): run 'make deps' as root"
 	SUDO=sudo
 fi
-
-say "installing build dependencies: ${missing[*]}"
-start=$(now_s)
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q >/dev/null || die "apt-get update failed"
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >"${TMPDIR:-/tmp}/ftmmap-apt.log" 2>&1 || {
-	tail -n 30 "${TMPDIR:-/tmp}/ftmmap-apt.log" >&2
-	die "apt-get install failed for: ${missing[*]}"
-}
+apt_log=${TMPDIR:-/tmp}/ftmmap-apt.log
+start=$(now_s)
+
+if [ "$need_arch" = 1 ]; then
+	say "adding Debian's arm64 architecture (dpkg --add-architecture arm64)"
+	$SUDO dpkg --add-architecture arm64 || die "dpkg --add-architecture arm64 failed"
+fi
+if [ ${#missing[@]} != 0 ] || [ "$need_arch" = 1 ]; then
+	note "apt-get update"
+	$SUDO apt-get update -q >"$apt_log" 2>&1 || {
+		tail -n 30 "$apt_log" >&2
+		die "apt-get update failed"
+	}
+fi
+
+if [ ${#missing[@]} != 0 ]; then
+	say "installing build dependencies: ${missing[*]}"
+	$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >"$apt_log" 2>&1 || {
+		tail -n 30 "$apt_log" >&2
+		die "apt-get install failed for: ${missing[*]}"
+	}
+fi
+
+# busybox-static:arm64 conflicts with the host's busybox-static: unpack it.
+if [ ! -x "$BUSYBOX_ARM64" ]; then
+	say "fetching busybox-static:arm64 into ${BUSYBOX_ARM64#"$TOP"/}"
+	dir=$(dirname "$(dirname "$BUSYBOX_ARM64")")
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp" # apt's _apt user writes the download
+	(cd "$tmp" && apt-get download -q busybox-static:arm64) >"$apt_log" 2>&1 || {
+		rm -rf "$tmp"
+		tail -n 30 "$apt_log" >&2
+		die "apt-get download busybox-static:arm64 failed"
+	}
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	dpkg-deb -x "$tmp"/busybox-static_*_arm64.deb "$dir" || die "cannot unpack busybox-static:arm64"
+	note "$(dpkg-deb -f "$tmp"/busybox-static_*_arm64.deb Version)"
+	rm -rf "$tmp"
+	[ -x "$BUSYBOX_ARM64" ] || die "busybox-static:arm64 has no bin/busybox"
+fi
 note "done in $(fmt_secs $(($(now_s) - start)))"

@@ -8,18 +8,29 @@
 #   /etc/ftmmap/tests.list what check mode runs
 # The archive is written by the kernel's own usr/gen_init_cpio, so no root
 # and no device nodes on the host are needed.
+#
+#   initramfs.sh [FLAVOUR]   normal or debug (default: the x86_64 guest), or
+#                            arm64: $BUILD/initramfs-arm64.cpio.gz from
+#                            $BUILD/arm64/ and busybox-static:arm64
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+flavour=${1:-normal}
+set_flavour "$flavour"
 need_tree
 
-out=$BUILD/initramfs-guest.cpio.gz
-stage=$BUILD/initramfs
-busybox=/bin/busybox
-[ -f "$BUILD/tests.list" ] || die "no ${BUILD#"$TOP"/}/tests.list: run 'make tests' first"
-dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
-	die "busybox-static is not installed: run 'make deps'"
+out=$INITRD
+stage=$GUEST/initramfs
+busybox=$BUSYBOX
+hint=
+[ "$KARCH" = x86_64 ] || hint=" FLAVOUR=$flavour"
+[ -f "$GUEST/tests.list" ] || die "no ${GUEST#"$TOP"/}/tests.list: run 'make tests$hint' first"
+if [ "$KARCH" = x86_64 ]; then
+	dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
+		die "busybox-static is not installed: run 'make deps'"
+fi
+[ -x "$busybox" ] || die "no $KARCH busybox at $busybox: run 'make deps'"
 
-say "packing initramfs ${out#"$TOP"/}"
+say "packing $KARCH initramfs ${out#"$TOP"/}"
 gen=$BUILD/tools/gen_init_cpio
 if [ ! -x "$gen" ] || [ "$SRC/usr/gen_init_cpio.c" -nt "$gen" ]; then
 	mkdir -p "$BUILD/tools"
@@ -31,18 +42,28 @@ mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc/ftmmap,proc,sys,dev,tmp,root,te
 install -m 755 "$TOP/guest/init" "$stage/init"
 install -m 755 "$busybox" "$stage/bin/busybox"
 ln -s busybox "$stage/bin/sh"
-cp -a "$BUILD/kselftest/." "$stage/kselftest/"
-cp -a "$BUILD/user/bin/." "$stage/usr/bin/"
-cp -a "$BUILD/user/tests/." "$stage/tests/"
-cp "$BUILD/tests.list" "$stage/etc/ftmmap/tests.list"
+cp -a "$GUEST/kselftest/." "$stage/kselftest/"
+cp -a "$GUEST/user/bin/." "$stage/usr/bin/"
+cp -a "$GUEST/user/tests/." "$stage/tests/"
+cp "$GUEST/tests.list" "$stage/etc/ftmmap/tests.list"
 
-# Everything must run without a dynamic loader.
+# Everything must run without a dynamic loader, on the guest's CPU.
+case $KARCH in
+x86_64) machine='Advanced Micro Devices X86-64' ;;
+arm64) machine=AArch64 ;;
+esac
 bad=$(find "$stage" -type f -perm -u+x -exec sh -c '
+	machine=$1
+	shift
 	for f; do
 		head -c 4 "$f" | grep -q "ELF" || continue
-		if readelf -l "$f" 2>/dev/null | grep -q "Requesting program interpreter"; then echo "$f"; fi
-	done' sh {} +)
-[ -z "$bad" ] || die "not statically linked: ${bad//$stage/}"
+		if readelf -l "$f" 2>/dev/null | grep -q "Requesting program interpreter"; then
+			echo "$f (not statically linked)"
+		elif ! readelf -h "$f" 2>/dev/null | grep -q "Machine: *$machine\$"; then
+			echo "$f (not for $machine)"
+		fi
+	done' sh "$machine" {} +)
+[ -z "$bad" ] || die "cannot run in the $KARCH guest: ${bad//$stage/}"
 
 {
 	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort) | while read -r p; do
@@ -56,7 +77,7 @@ bad=$(find "$stage" -type f -perm -u+x -exec sh -c '
 		fi
 	done
 	echo "nod /dev/console 0600 0 0 c 5 1"
-} >"$BUILD/initramfs.list"
-"$gen" "$BUILD/initramfs.list" | gzip -n -6 >"$out.tmp"
+} >"$GUEST/initramfs.list"
+"$gen" "$GUEST/initramfs.list" | gzip -n -6 >"$out.tmp"
 mv "$out.tmp" "$out"
-note "$(du -h "$out" | cut -f1), $(grep -c . "$BUILD/tests.list") tests"
+note "$(du -h "$out" | cut -f1), $(grep -c . "$GUEST/tests.list") tests"

@@ -3,22 +3,28 @@
 #
 #   kernel.sh FLAVOUR [NAME] [TARGET]
 #
-# FLAVOUR normal = tinyconfig + config/base.config + config/tracing.config,
-#         debug  = the same + config/debug.config.
+# FLAVOUR normal = tinyconfig + config/base.config + config/tracing.config
+#                  + config/x86_64.config,
+#         debug  = the same + config/debug.config,
+#         arm64  = tinyconfig + base + tracing + config/arm64.config, for
+#                  arm64 with Debian's aarch64-linux-gnu- cross compiler.
 # NAME is the object folder (default: FLAVOUR), TARGET the make target
-# (default: bzImage).  The config is made again whenever a fragment changes,
-# and every option a fragment asks for is checked in the final .config.
+# (default: the boot image, bzImage or Image).  The config is made again
+# whenever a fragment changes, and every option a fragment asks for is
+# checked in the final .config.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: $0 normal|debug [NAME] [TARGET]}
+flavour=${1:?usage: $0 normal|debug|arm64 [NAME] [TARGET]}
 name=${2:-$flavour}
-target=${3:-bzImage}
 case $flavour in
-normal) fragments=(base tracing) ;;
-debug) fragments=(base tracing debug) ;;
-*) die "unknown flavour '$flavour' (normal or debug)" ;;
+normal) fragments=(base tracing x86_64) ;;
+debug) fragments=(base tracing x86_64 debug) ;;
+arm64) fragments=(base tracing arm64) ;;
+*) die "unknown flavour '$flavour' (normal, debug or arm64)" ;;
 esac
+set_flavour "$flavour"
+target=${3:-${KIMAGE##*/}}
 need_tree
 
 obj=$OBJ/$name
@@ -52,7 +58,7 @@ check_config() {
 }
 
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.ftmmap-config" 2>/dev/null)" != "$stamp" ]; then
-	say "configuring kernel ($name: tinyconfig + ${fragments[*]})"
+	say "configuring kernel ($name, $KARCH: tinyconfig + ${fragments[*]})"
 	mkdir -p "$obj" "$LOGS"
 	rm -f "$obj/.ftmmap-config"
 	{
@@ -67,7 +73,7 @@ if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.ftmmap-config" 2>/dev/null)" != "$
 	echo "$stamp" >"$obj/.ftmmap-config"
 fi
 
-say "building kernel ($name, $target, make -j$JOBS)"
+say "building kernel ($name, $KARCH $target, make -j$JOBS)"
 start=$(now_s)
 run_logged "$LOGS/build-$name.log" "${KMAKE[@]}" O="$obj" "$target" ||
 	die "kernel build failed ($name): see $LOGS/build-$name.log"

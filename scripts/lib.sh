@@ -31,8 +31,47 @@ PIN_VERSION=${PIN_VERSION:-6.1.192-2}  # override only to test the fallback
 GIT_IDENT_NAME=ftrace-mmap-6.1
 GIT_IDENT_EMAIL=ftrace-mmap-6.1@users.noreply.invalid
 
-# Always build for 64-bit x86, whatever the host says.
-KMAKE=(make -C "$SRC" ARCH=x86_64 -j"$JOBS")
+# busybox-static of arm64, unpacked by deps.sh (installing it would replace
+# the host's busybox-static).
+BUSYBOX_ARM64=$BUILD/dl/busybox-arm64/bin/busybox
+
+# set_flavour FLAVOUR: set_arch for the flavour's guest: normal and debug
+# are x86_64, arm64 is arm64 (cross-compiled, booted in qemu-system-aarch64).
+set_flavour() {
+	case $1 in
+	normal | debug) set_arch x86_64 ;;
+	arm64) set_arch arm64 ;;
+	*) die "unknown flavour '$1' (normal, debug or arm64)" ;;
+	esac
+}
+
+# set_arch x86_64|arm64: what the scripts build and boot for that guest.
+#   KARCH       the kernel's ARCH          CROSS      CROSS_COMPILE prefix
+#   KMAKE       make in the scratch tree   KIMAGE     boot image in an object folder
+#   GUEST_CC    C compiler of the guest programs, GUEST_CFLAGS its extra flags
+#               (arm64: Debian's multiarch headers and static libraries)
+#   GUEST       folder of the guest's files: headers/ kselftest/ user/ tests.list
+#   GUEST_TAG   prefix of their object folders and logs ($OBJ/${GUEST_TAG}headers)
+#   INITRD      the guest's initramfs      BUSYBOX    the guest's busybox
+set_arch() {
+	case $1 in
+	x86_64)
+		KARCH=x86_64 CROSS='' KIMAGE=arch/x86/boot/bzImage
+		GUEST=$BUILD GUEST_TAG='' INITRD=$BUILD/initramfs-guest.cpio.gz
+		BUSYBOX=/bin/busybox
+		GUEST_CFLAGS=()
+		;;
+	arm64)
+		KARCH=arm64 CROSS=aarch64-linux-gnu- KIMAGE=arch/arm64/boot/Image
+		GUEST=$BUILD/arm64 GUEST_TAG=arm64- INITRD=$BUILD/initramfs-arm64.cpio.gz
+		BUSYBOX=$BUSYBOX_ARM64
+		GUEST_CFLAGS=(-idirafter /usr/include -L/usr/lib/aarch64-linux-gnu)
+		;;
+	*) die "unknown guest architecture '$1' (x86_64 or arm64)" ;;
+	esac
+	GUEST_CC=${CROSS}gcc
+	KMAKE=(make -C "$SRC" ARCH="$KARCH" ${CROSS:+CROSS_COMPILE="$CROSS"} -j"$JOBS")
+}
 
 say()  { printf '==> %s\n' "$*"; }
 note() { printf '    %s\n' "$*"; }
@@ -170,3 +209,6 @@ checkout_back() {
 		[ -z "$f" ] || touch -d "$t" -- "$f"
 	done)
 }
+
+# x86_64 unless a script says otherwise (set_arch).
+set_arch x86_64

@@ -37,6 +37,8 @@ SPLATS = [
     r"Oops",
     r"^[a-z][a-z0-9 ]*: [0-9a-f]{4} \[#\d+\]",  # die(): "int3: 0000 [#1]"
     r"general protection fault",
+    r"Unable to handle kernel",  # arm64 faults, before "Internal error: Oops"
+    r"Internal error:",
     r"kernel BUG at",
     r"Kernel panic",
     r"INFO: task .* blocked for more than",

@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# Compile kernel/trace/ with W=1 under configurations the harness kernels
+# are not: Debian's own amd64 and arm64 configs, a minimal FTRACE config
+# without the max-buffer tracers, and the harness config on i386.  Fail when
+# the series head does not build in one, or shows a warning the base does
+# not show in the same config (texts compared without line numbers, as
+# lint.sh does).
+#
+#   matrix.sh [NAME...]    default: all of debian-amd64 ftrace-minimal i386 arm64
+#
+# The sources are a separate work tree of the scratch repo ($BUILD/matrix/src,
+# detached: $BUILD/linux is never checked out), objects in $BUILD/obj/matrix-NAME.
+# Per config: build the base, then check out the head and build again.  Only
+# what the series changes is compiled again at the head, and those objects
+# were all compiled at the base just before (on a warm run, the ones whose
+# recorded dependencies the series changes are removed first), so the two
+# logs hold the warnings of the same objects; the objects the series does not
+# touch give the same warnings at both ends.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_tree
+
+ALL=(debian-amd64 ftrace-minimal i386 arm64)
+WT=$BUILD/matrix/src
+DEBIAN_CONFIGS=/usr/src/linux-config-6.1
+dir=${MATRIX_DIR:-kernel/trace/}
+names=("$@")
+[ ${#names[@]} != 0 ] || names=("${ALL[@]}")
+
+wgit() {
+	GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -C "$WT" "$@"
+}
+
+# recipe NAME: set arch, cross, start (tinyconfig, defconfig or an xz file)
+# and frags (fragments of config/, merged in this order).
+recipe() {
+	arch=x86_64 cross='' start=tinyconfig frags=()
+	case $1 in
+	debian-amd64)
+		start=$DEBIAN_CONFIGS/config.amd64_none_amd64.xz
+		frags=(matrix-debian) ;;
+	ftrace-minimal)
+		frags=(base x86_64 matrix-ftrace-minimal) ;;
+	i386)
+		arch=i386 frags=(base tracing x86_64 matrix-i386) ;;
+	arm64)
+		arch=arm64 cross=aarch64-linux-gnu-
+		start=$DEBIAN_CONFIGS/config.arm64_none_arm64.xz
+		frags=(matrix-debian) ;;
+	*)
+		die "unknown matrix config '$1' (known: ${ALL[*]})" ;;
+	esac
+	case $start in
+	*.xz) [ -f "$start" ] || die "$start is missing: run 'make deps' (linux-config-6.1, linux-config-6.1:arm64)" ;;
+	esac
+	[ -z "$cross" ] || command -v "${cross}gcc" >/dev/null ||
+		die "${cross}gcc is missing: run 'make deps'"
+}
+
+kmake() { # OBJ ARGS...
+	local obj=$1
+	shift
+	make -C "$WT" O="$obj" ARCH="$arch" ${cross:+CROSS_COMPILE=$cross} -j"$JOBS" "$@"
+}
+
+# worktree: make $WT a work tree of the scratch repo.  tree.sh makes that
+# repo anew; then the old files are kept and registered again, so that their
+# times, and the objects built from them, stay valid.
+worktree() {
+	local common
+	common=$(git -C "$WT" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+	[ -z "$common" ] || [ "$(realpath "$common")" != "$(realpath "$SRC/.git")" ] || return 0
+	sgit worktree prune
+	if [ -d "$WT" ]; then
+		note "registering ${WT#"$TOP"/} again as a work tree of ${SRC#"$TOP"/}"
+		rm -rf "$WT.old"
+		mv "$WT" "$WT.old"
+		sgit worktree add -q --no-checkout --detach "$WT" base
+		rm -rf "$WT.old/.git"
+		mv "$WT/.git" "$WT.old/.git"
+		rmdir "$WT"
+		mv "$WT.old" "$WT"
+		wgit reset -q
+		wgit update-index -q --refresh >/dev/null || true
+	else
+		say "matrix: creating the work tree ${WT#"$TOP"/}"
+		mkdir -p "$(dirname "$WT")"
+		sgit worktree add -q --detach "$WT" base
+	fi
+}
+
+goto() { # COMMIT
+	wgit checkout -q -f --detach "$1" || die "cannot check out $1 in $WT"
+}
+
+# check_config OBJ FRAGMENT_PATHS...: every CONFIG_X=v and "# CONFIG_X is not
+# set" must be in the final .config; a later fragment overrides an earlier
+# one, as in merge_config.sh.
+check_config() {
+	local obj=$1 f line sym val bad=()
+	shift
+	declare -A want from
+	for f in "$@"; do
+		while IFS= read -r line; do
+			case $line in
+			CONFIG_*=*) sym=${line%%=*} ;;
+			"# CONFIG_"*" is not set") sym=${line#\# } sym=${sym%% *} ;;
+			*) continue ;;
+			esac
+			want[$sym]=$line from[$sym]=${f#"$TOP"/}
+		done <"$f"
+	done
+	for sym in "${!want[@]}"; do
+		line=${want[$sym]}
+		case $line in
+		CONFIG_*)
+			grep -qxF "$line" "$obj/.config" && continue ;;
+		*)
+			grep -qE "^$sym=" "$obj/.config" || continue ;;
+		esac
+		val=$(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || echo absent)
+		bad+=("$line (from ${from[$sym]}; got: $val)")
+	done
+	if [ ${#bad[@]} != 0 ]; then
+		printf 'ERROR: options requested but not in %s:\n' "$obj/.config" >&2
+		printf '    %s\n' "${bad[@]}" >&2
+		return 1
+	fi
+}
+
+# configure NAME OBJ: make OBJ/.config from the recipe, at the base, when the
+# recipe or the base changed.
+configure() {
+	local name=$1 obj=$2 stamp f paths=() log=$LOGS/matrix-$1-config.log
+	for f in "${frags[@]}"; do paths+=("$TOP/config/$f.config"); done
+	stamp=$({
+		echo "$arch $cross $start $base_commit"
+		case $start in *.xz) xzcat "$start" ;; esac
+		cat "${paths[@]}"
+	} | sha256sum | cut -c1-16)
+	[ ! -f "$obj/.config" ] || [ "$(cat "$obj/.ftmmap-config" 2>/dev/null)" != "$stamp" ] || return 0
+	note "configuring: ${start##*/} + ${frags[*]} (ARCH=$arch)"
+	mkdir -p "$obj"
+	rm -f "$obj/.ftmmap-config"
+	{
+		case $start in
+		*.xz) xzcat "$start" >"$obj/.config" ;;
+		*) kmake "$obj" "$start" ;;
+		esac
+		(cd "$obj" && "$WT/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${paths[@]}")
+		kmake "$obj" olddefconfig
+	} >"$log" 2>&1 || {
+		tail -n 30 "$log" >&2
+		return 1
+	}
+	check_config "$obj" "${paths[@]}" || return 1
+	echo "$stamp" >"$obj/.ftmmap-config"
+}
+
+# force_changed OBJ: remove the objects of $dir whose recorded dependencies
+# (the .cmd files of the last build) include a file the series changes, so
+# that the base build compiles every object the head build will.
+force_changed() {
+	local obj=$1 pat n=0 c o
+	[ -d "$obj/$dir" ] || return 0
+	pat=$(mktemp)
+	sgit diff --name-only base "$head_commit" | sed "s|^|$WT/|" >"$pat"
+	while IFS= read -r c; do
+		o=$(dirname "$c")/$(basename "$c" .cmd)
+		o=${o%/.*}/${o##*/.}
+		[ ! -e "$o" ] || { rm -f "$o"; n=$((n + 1)); }
+	done < <(find "$obj/$dir" -name '.*.o.cmd' -print0 | xargs -0 -r grep -lF -f "$pat" || true)
+	rm -f "$pat"
+	[ "$n" = 0 ] || note "$n objects depend on files the series changes: compiled again"
+}
+
+# warnings LOG: the warnings of a build log, without line and column numbers
+# and code offsets (objtool), each once.
+warnings() {
+	{ grep -E '(warning|error):' "$1" || true; } |
+		sed -E -e "s|$WT/||g" -e 's|^\.\./||' -e 's/:[0-9]+:[0-9]+:/:/' -e 's/:[0-9]+:/:/' \
+			-e 's/\+0x[0-9a-f]+(\/0x[0-9a-f]+)?//g' |
+		LC_ALL=C sort -u
+}
+
+# first_errors LOG: the first errors of a failed build: the compiler's, each
+# after the "In function" line it belongs to, else make's.
+first_errors() {
+	if grep -qE 'error:|undefined reference' "$1"; then
+		awk '/: In function /{ fn = $0; next }
+			/error:|undefined reference/{ if (fn != "") print fn; fn = ""; print }' "$1"
+	else
+		grep -E 'Error [0-9]|\*\*\*' "$1" || true
+	fi | sed -e "s|$WT/||g" | head -n 12
+}
+
+# run_config NAME: configure, build the base, build the head, compare.
+# Sets result[NAME] and times[NAME]; returns non-zero on any failure.
+declare -A result times
+run_config() {
+	local name=$1 obj=$OBJ/matrix-$1 t0 t1 t2 t3 rc=0 blog hlog
+	blog=$LOGS/matrix-$name-base.log hlog=$LOGS/matrix-$name-head.log
+	recipe "$name"
+	say "matrix $name: W=1 $dir ($([ -z "$cross" ] || echo "${cross}gcc, ")ARCH=$arch, make -j$JOBS)"
+	t0=$(now_s)
+	goto "$base_commit"
+	if ! configure "$name" "$obj"; then
+		result[$name]="configuration failed (see $LOGS/matrix-$name-config.log)"
+		times[$name]="configure failed after $(fmt_secs $(($(now_s) - t0)))"
+		return 1
+	fi
+	t1=$(now_s)
+	force_changed "$obj"
+	note "base: $(sgit log -1 --format='%h %s' "$base_commit")"
+	if ! run_logged "$blog" kmake "$obj" -k W=1 "$dir"; then
+		result[$name]="$dir does not build at the base (see $blog)"
+		times[$name]="base failed after $(fmt_secs $(($(now_s) - t0)))"
+		return 1
+	fi
+	t2=$(now_s)
+	goto "$head_commit"
+	note "head: $(sgit log -1 --format='%h %s' "$head_commit")"
+	run_logged "$hlog" kmake "$obj" -k W=1 "$dir" || rc=$?
+	t3=$(now_s)
+	times[$name]=$(printf 'configure %s, base %s, head %s, total %s' "$(fmt_secs $((t1 - t0)))" \
+		"$(fmt_secs $((t2 - t1)))" "$(fmt_secs $((t3 - t2)))" "$(fmt_secs $((t3 - t0)))")
+	warnings "$blog" >"$LOGS/matrix-$name-base.txt"
+	warnings "$hlog" >"$LOGS/matrix-$name-head.txt"
+	LC_ALL=C comm -13 "$LOGS/matrix-$name-base.txt" "$LOGS/matrix-$name-head.txt" |
+		{ grep -v 'error:' || true; } >"$LOGS/matrix-$name-new.txt"
+	if [ "$rc" != 0 ]; then
+		result[$name]="$dir does not build at the head; first errors ($hlog):
+$(first_errors "$hlog" | sed 's/^/        /')"
+		return 1
+	fi
+	if [ -s "$LOGS/matrix-$name-new.txt" ]; then
+		result[$name]="$(wc -l <"$LOGS/matrix-$name-new.txt") W=1 warnings the base does not show:
+$(sed 's/^/        /' "$LOGS/matrix-$name-new.txt")"
+		return 1
+	fi
+	result[$name]="builds; no new W=1 warnings (the base shows all $(wc -l <"$LOGS/matrix-$name-head.txt") of the head's)"
+	note "${times[$name]}"
+}
+
+for n in "${names[@]}"; do recipe "$n"; done
+[ -z "$(sgit status --porcelain --untracked-files=no)" ] ||
+	warn "$SRC has uncommitted changes: the matrix builds its HEAD commit without them"
+base_commit=$(sgit rev-parse 'base^{commit}')
+head_commit=$(sgit rev-parse HEAD)
+mkdir -p "$LOGS"
+t_start=$(now_s)
+worktree
+note "work tree ready in $(fmt_secs $(($(now_s) - t_start)))"
+
+failed=()
+for n in "${names[@]}"; do
+	run_config "$n" || failed+=("$n")
+done
+
+echo
+say "matrix: $dir at $(sgit rev-parse --short "$head_commit") against the base"
+for n in "${names[@]}"; do
+	note "$(printf '%-15s %s' "$n" "${result[$n]}")"
+done
+say "matrix: times"
+for n in "${names[@]}"; do
+	note "$(printf '%-15s %s' "$n" "${times[$n]}")"
+done
+note "$(printf '%-15s %s' total "$(fmt_secs $(($(now_s) - t_start)))")"
+[ ${#failed[@]} = 0 ] || die "matrix: failed in ${failed[*]} (above)"
+say "matrix: $dir builds in ${names[*]}, no new W=1 warnings"
