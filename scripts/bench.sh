@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Drain cost of read() against the mapping, on our kernel and on mainline.
+# Drain cost of read() against the mapping, on our kernels and on mainline.
 #
 #   bench.sh
 #
-# Boots our normal kernel and Debian's 6.12 kernel (mainline's mapping)
-# with the same guest, one vCPU, under "-icount shift=0,sleep=off": guest
-# time then counts instructions, so the numbers repeat on a noisy host.
+# Boots our normal kernel, 6.12 with our mainline series (patches/6.12/)
+# and Debian's 6.12 kernel (mainline's mapping) with the same guest, one
+# vCPU, under "-icount shift=0,sleep=off": guest time then counts
+# instructions, so the numbers repeat on a noisy host.
 # In each guest, user/bench.c fills one CPU's buffer (4 KiB sub-buffers)
 # with EVENTS trace_marker events, drains it with read() of trace_pipe_raw
 # and again through the mapping, and checks that every event is seen once.
 #
-# Environment: EVENTS (100000), MAX_RATIO (0.85: our kernel fails above
+# Environment: EVENTS (100000), MAX_RATIO (0.85: our kernels fail above
 # it), MAINLINE_KERNEL (a bzImage to use instead of Debian's 6.12).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -62,19 +63,23 @@ mkdir -p "$LOGS"
 "$(dirname "$0")/initramfs.sh"
 
 ours=$(run ours "$OBJ/normal/arch/x86/boot/bzImage" "-n,$EVENTS,-r,$MAX_RATIO")
+# 6.12 with our mainline series (patches/6.12/), booted with the same guest
+SERIES=6.12 "$(dirname "$0")/tree.sh" --keep-work
+SERIES=6.12 "$(dirname "$0")/kernel.sh" normal
+ours612=$(run 6.12+series "$BUILD/obj-6.12/normal/arch/x86/boot/bzImage" "-n,$EVENTS,-r,$MAX_RATIO")
 main_k=$(mainline_kernel)
 mainline=$(run mainline "$main_k" "-n,$EVENTS")
 
 echo
-printf '%-10s %12s %12s %14s %14s %8s\n' kernel "read/subbuf" "mmap/subbuf" "read total" "mmap total" "mmap/read"
-for r in "ours:$ours" "mainline:$mainline"; do
+printf '%-12s %12s %12s %14s %14s %8s\n' kernel "read/subbuf" "mmap/subbuf" "read total" "mmap total" "mmap/read"
+for r in "ours:$ours" "6.12+series:$ours612" "mainline:$mainline"; do
 	label=${r%%:*}
 	line=${r#*:}
 	rn=$(field read_ns "$line")
 	rc=$(field read_calls "$line")
 	mn=$(field mmap_ns "$line")
 	mc=$(field get_reader_calls "$line")
-	printf '%-10s %12d %12d %14d %14d %8s\n' "$label" $((rn / rc)) $((mn / mc)) "$rn" "$mn" \
+	printf '%-12s %12d %12d %14d %14d %8s\n' "$label" $((rn / rc)) $((mn / mc)) "$rn" "$mn" \
 		"$(field ratio "$line")"
 done
 echo "(guest nanoseconds under -icount shift=0: instructions; $EVENTS events, 4 KiB sub-buffers;"

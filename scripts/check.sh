@@ -2,8 +2,9 @@
 # make check: the whole pipeline, stage by stage, with timings.
 #   deps -> tree -> series (apply, checkpatch) -> normal kernel -> bisect
 #   -> lint (W=1, sparse) -> config matrix (W=1) -> guest programs
-#   -> boot normal -> arm64 kernel, guest programs, boot -> debug kernel
-#   -> boot debug -> verdict
+#   -> boot normal -> the 6.12 series: tree, apply, checkpatch, kernel,
+#   bisect, guest, boot -> arm64 kernel, guest programs, boot -> debug
+#   kernel -> boot debug -> verdict
 # The last line is the total: "N passed, N failed, N skipped".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -36,21 +37,36 @@ stage() {
 	fi
 }
 
-# boot_stage FLAVOUR: boot and add the guest's counts; a failing guest does
-# not stop the check, the other flavour still runs.
+# boot_stage FLAVOUR [SERIES]: boot and add the guest's counts; a failing
+# guest does not stop the check, the other flavours still run.  SERIES 6.12
+# boots the kernel of the mainline series (its logs are in logs-6.12/).
 boot_stage() {
-	local start rc=0 c
+	local flavour=$1 series=${2:-6.1} start rc=0 c counts label
+	counts=$LOGS/$flavour-check.counts label="boot $flavour"
+	if [ "$series" != 6.1 ]; then
+		counts=$BUILD/logs-$series/$flavour-check.counts label="boot $series"
+	fi
 	start=$(now_s)
-	rm -f "$LOGS/$1-check.counts"
-	"$S/boot.sh" "$1" check || rc=$?
-	stages+=("$(printf '%-16s %s%s' "boot $1" "$(fmt_secs $(($(now_s) - start)))" "$([ $rc = 0 ] || echo '  FAILED')")")
-	if [ -f "$LOGS/$1-check.counts" ]; then
-		read -r -a c <"$LOGS/$1-check.counts"
+	rm -f "$counts"
+	SERIES=$series "$S/boot.sh" "$flavour" check || rc=$?
+	stages+=("$(printf '%-16s %s%s' "$label" "$(fmt_secs $(($(now_s) - start)))" "$([ $rc = 0 ] || echo '  FAILED')")")
+	if [ -f "$counts" ]; then
+		read -r -a c <"$counts"
 		passed=$((passed + c[0])) failed=$((failed + c[1])) skipped=$((skipped + c[2]))
 	fi
-	if [ $rc != 0 ] && { [ ! -f "$LOGS/$1-check.counts" ] || [ "${c[1]}" = 0 ]; }; then
+	if [ $rc != 0 ] && { [ ! -f "$counts" ] || [ "${c[1]}" = 0 ]; }; then
 		failed=$((failed + 1))
 	fi
+}
+
+# The mainline series (patches/6.12/ on linux-source-6.12): the same checks
+# of the queue, its kernel and every prefix, and a boot with mainline's
+# map_test (with our additions) and our 6.1 selftests that are not 6.1-only.
+series_612() {
+	SERIES=6.12 "$S/series-apply.sh" && SERIES=6.12 "$S/checkpatch.sh"
+}
+tests_612() {
+	SERIES=6.12 "$S/tests.sh" && "$S/tests-6.1-on-6.12.sh" && SERIES=6.12 "$S/initramfs.sh"
 }
 
 stage deps "$S/deps.sh"
@@ -64,6 +80,12 @@ stage matrix "$S/matrix.sh"
 stage tests "$S/tests.sh"
 stage initramfs "$S/initramfs.sh"
 boot_stage normal
+stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
+stage series-6.12 series_612
+stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
+stage bisect-6.12 env SERIES=6.12 "$S/bisect.sh" --skip-head
+stage tests-6.12 tests_612
+boot_stage normal 6.12
 stage kernel-arm64 "$S/kernel.sh" arm64
 stage tests-arm64 "$S/tests.sh" arm64
 stage initramfs-arm64 "$S/initramfs.sh" arm64

@@ -18,14 +18,41 @@ case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 PATCHES=${PATCHES:-patches}
 case $PATCHES in /*) ;; *) PATCHES=$TOP/$PATCHES ;; esac
 
-SRC=$BUILD/linux                # scratch kernel tree (git)
-OBJ=$BUILD/obj                  # object folders: normal, debug, bisect, ...
-LOGS=$BUILD/logs
 JOBS=${JOBS:-$(nproc)}
 
-# The Debian package the series is tested on, and the fallback package name.
-PIN_PACKAGE=linux-source-6.1
-PIN_VERSION=${PIN_VERSION:-6.1.192-2}  # override only to test the fallback
+# SERIES picks the series a script works on:
+#   6.1   patches/ on Debian's linux-source-6.1 (the product; the default)
+#   6.12  patches/6.12/ on Debian's linux-source-6.12: what we offer mainline
+# Each has its own scratch tree, object folders, logs and guest files, so the
+# two never share a build.  KERNEL_SRC is a user's own 6.1 tree; the 6.12
+# series takes KERNEL_SRC_612 instead.
+SERIES=${SERIES:-6.1}
+case $SERIES in
+6.1)
+	SRC=$BUILD/linux                # scratch kernel tree (git)
+	OBJ=$BUILD/obj                  # object folders: normal, debug, bisect, ...
+	LOGS=$BUILD/logs
+	GUEST_ROOT=$BUILD               # headers/ kselftest/ user/ tests.list
+	# The Debian package the series is tested on (PIN_VERSION: override only
+	# to test the fallback to the newest one).
+	PIN_PACKAGE=linux-source-6.1
+	PIN_VERSION=${PIN_VERSION:-6.1.192-2}
+	;;
+6.12)
+	SRC=$BUILD/linux-6.12
+	OBJ=$BUILD/obj-6.12
+	LOGS=$BUILD/logs-6.12
+	GUEST_ROOT=$BUILD/guest-6.12
+	PATCHES=$PATCHES/6.12
+	PIN_PACKAGE=linux-source-6.12
+	PIN_VERSION=${PIN_VERSION_612:-6.12.117-1~deb12u1}
+	KERNEL_SRC=${KERNEL_SRC_612:-}
+	;;
+*)
+	printf 'ERROR: unknown SERIES=%s (6.1 or 6.12)\n' "$SERIES" >&2
+	exit 1
+	;;
+esac
 
 # Identity used for commits in the scratch tree and for git am.
 GIT_IDENT_NAME=ftrace-mmap-6.1
@@ -57,13 +84,13 @@ set_arch() {
 	case $1 in
 	x86_64)
 		KARCH=x86_64 CROSS='' KIMAGE=arch/x86/boot/bzImage
-		GUEST=$BUILD GUEST_TAG='' INITRD=$BUILD/initramfs-guest.cpio.gz
+		GUEST=$GUEST_ROOT GUEST_TAG='' INITRD=$GUEST_ROOT/initramfs-guest.cpio.gz
 		BUSYBOX=/bin/busybox
 		GUEST_CFLAGS=()
 		;;
 	arm64)
 		KARCH=arm64 CROSS=aarch64-linux-gnu- KIMAGE=arch/arm64/boot/Image
-		GUEST=$BUILD/arm64 GUEST_TAG=arm64- INITRD=$BUILD/initramfs-arm64.cpio.gz
+		GUEST=$GUEST_ROOT/arm64 GUEST_TAG=arm64- INITRD=$GUEST_ROOT/initramfs-arm64.cpio.gz
 		BUSYBOX=$BUSYBOX_ARM64
 		GUEST_CFLAGS=(-idirafter /usr/include -L/usr/lib/aarch64-linux-gnu)
 		;;

@@ -2,9 +2,10 @@
 # Put a pristine kernel source tree into DEST and describe it in DESC.
 # With --fetch, only make sure the source is at hand and say which it is.
 #
-# Default: Debian's linux-source-6.1 at the pinned version, or the newest
-# available one when the pinned one is gone.  KERNEL_SRC=/path copies a
-# user's own tree instead (without its .git).
+# Default: Debian's linux-source-6.1 (SERIES=6.12: linux-source-6.12) at the
+# pinned version, or the newest available one when the pinned one is gone.
+# KERNEL_SRC=/path (SERIES=6.12: KERNEL_SRC_612) copies a user's own tree
+# instead (without its .git).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -34,7 +35,7 @@ apt_update() {
 }
 trap 'rm -f "$dl/.apt-updated-$$"' EXIT
 
-# download VERSION: fetch linux-source-6.1=VERSION into $dl, print the tarball.
+# download VERSION: fetch $PIN_PACKAGE=VERSION into $dl, print the tarball.
 download() {
 	local version=$1 deb tarball
 	tarball=$dl/$PIN_PACKAGE-$version.tar.xz
@@ -79,7 +80,7 @@ if [ -n "${KERNEL_SRC:-}" ]; then
 	rev=
 	[ -d "$KERNEL_SRC/.git" ] && rev=$(git -C "$KERNEL_SRC" describe --always --dirty 2>/dev/null || true)
 	echo "KERNEL_SRC $KERNEL_SRC (linux $version${rev:+, $rev})" >"$desc"
-	case $version in 6.1.*) ;; *) warn "KERNEL_SRC is linux $version; the series is for 6.1" ;; esac
+	case $version in "$SERIES".*) ;; *) warn "KERNEL_SRC is linux $version; the series is for $SERIES" ;; esac
 	note "$(cat "$desc")"
 	exit 0
 fi
@@ -101,7 +102,7 @@ else
 		tarball=/usr/src/$PIN_PACKAGE.tar.xz
 		used="$(installed_version) (INSTALLED PACKAGE: the series is tested on $PIN_VERSION)"
 	else
-		die "no $PIN_PACKAGE package can be had (see $dl/apt.log); set KERNEL_SRC=/path/to/linux-6.1.y"
+		die "no $PIN_PACKAGE package can be had (see $dl/apt.log); set KERNEL_SRC=/path/to/linux-6.1.y (SERIES=6.12: KERNEL_SRC_612)"
 	fi
 fi
 

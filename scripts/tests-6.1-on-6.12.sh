@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Our 6.1 series' ring-buffer selftests (map_test, subbuf_test, load_test)
+# for the 6.12 guest: built from the 6.1 scratch tree against the 6.12
+# uapi headers, installed as /kselftest/ring-buffer-6.1/ and appended to
+# the 6.12 guest's run list.  Run after 'SERIES=6.12 tests.sh'.
+#
+# The tests that check behaviour only our 6.1 series has are left out by
+# name (EXCLUDE below, with the reason); everything else must pass on
+# 6.12 with the 6.12 series.
+#
+#   tests-6.1-on-6.12.sh [FLAVOUR]   normal/debug (x86_64) or arm64
+set -euo pipefail
+SERIES=6.12
+. "$(dirname "$0")/lib.sh"
+set_flavour "${1:-normal}"
+
+src61=$BUILD/linux/tools/testing/selftests
+[ -f "$src61/ring-buffer/map_test.c" ] ||
+	die "no 6.1 selftests at ${src61#"$TOP"/}/ring-buffer: run 'make tree' (the 6.1 series) first"
+[ -f "$GUEST/tests.list" ] || die "no ${GUEST#"$TOP"/}/tests.list: run 'SERIES=6.12 scripts/tests.sh' first"
+
+# Tests of what only the 6.1 series does, by test name, for the kselftest
+# harness' -T option (exclude a test).  The 6.1 sources are built in a copy
+# of 6.12's selftests folder, with 6.12's harness, which has that option.
+EXCLUDE=(
+	# 6.1's patch 0006 takes trace_marker writes up to 4096 bytes, cut
+	# to what a sub-buffer holds; 6.12 cuts them to about a page.
+	marker_of_4096_bytes_cut_to_fit
+	long_marker_write_returns_stored_count
+	# These two check a 4096-byte marker after a size change.
+	snapshot_follows_size_change
+	snapshot_allocated_after_change_has_size
+)
+
+# The 6.12 tree made of links, but with the 6.1 ring-buffer/ selftests
+# copied in: the selftests' makefiles find the kernel's scripts/ relative
+# to themselves.
+root=$OBJ/${GUEST_TAG}kselftest-6.1-src
+shadow=$root/tools/testing/selftests
+rm -rf "$root"
+# link_all DIR DEST KEEP: link every entry of DIR into DEST, but KEEP.
+link_all() {
+	local f
+	mkdir -p "$2"
+	for f in "$1"/* "$1"/.[!.]*; do
+		[ -e "$f" ] || continue
+		[ "${f##*/}" = "$3" ] || ln -s "$f" "$2/"
+	done
+}
+link_all "$SRC" "$root" tools
+link_all "$SRC/tools" "$root/tools" testing
+link_all "$SRC/tools/testing" "$root/tools/testing" selftests
+link_all "$SRC/tools/testing/selftests" "$shadow" ring-buffer
+cp -a "$src61/ring-buffer" "$shadow/ring-buffer"
+
+ksft_arch=()
+[ -z "$CROSS" ] || ksft_arch=(ARCH="$KARCH" CROSS_COMPILE="$CROSS")
+inst=$OBJ/${GUEST_TAG}kselftest-6.1-install
+rm -rf "$inst"
+say "building the 6.1 series' ring-buffer selftests against the 6.12 headers ($KARCH)"
+run_logged "$LOGS/${GUEST_TAG}kselftest-6.1.log" make -C "$shadow" -j"$JOBS" "${ksft_arch[@]}" \
+	TARGETS=ring-buffer O="$OBJ/${GUEST_TAG}kselftest-6.1" \
+	KHDR_INCLUDES="-isystem $GUEST/headers/include" \
+	USERCFLAGS="${GUEST_CFLAGS[*]}" USERLDFLAGS="-static ${GUEST_CFLAGS[*]}" \
+	KSFT_INSTALL_PATH="$inst" install ||
+	die "the 6.1 ring-buffer selftests do not build against the 6.12 headers"
+
+dest=$GUEST/kselftest/ring-buffer-6.1
+rm -rf "$dest"
+cp -a "$inst/ring-buffer" "$dest"
+progs=$(sed -n 's/^ring-buffer:\(.*\)$/\1/p' "$inst/kselftest-list.txt")
+[ -n "$progs" ] || die "the 6.1 ring-buffer selftests installed no test"
+
+# One wrapper per program passes the exclusions; the guest runs *.sh with sh.
+args=
+for e in "${EXCLUDE[@]}"; do args+=" -T $e"; done
+sed -i '/^ring-buffer-6\.1\//d' "$GUEST/tests.list"
+for p in $progs; do
+	printf '#!/bin/sh\nexec ./%s%s\n' "$p" "$args" >"$dest/$p.sh"
+	chmod 755 "$dest/$p.sh"
+	echo "ring-buffer-6.1/$p.sh" >>"$GUEST/tests.list"
+done
+note "$(echo "$progs" | wc -w) programs added to ${GUEST#"$TOP"/}/tests.list, ${#EXCLUDE[@]} tests left out"
