@@ -84,3 +84,7 @@ for r in "ours:$ours" "6.12+series:$ours612" "mainline:$mainline"; do
 done
 echo "(guest nanoseconds under -icount shift=0: instructions; $EVENTS events, 4 KiB sub-buffers;"
 echo " mainline: $(basename "$main_k"))"
+
+# The consumer tool against trace-cmd record (issue 8): instructions per event
+echo
+"$(dirname "$0")/bench-tools.sh"

@@ -37,19 +37,16 @@ stage() {
 	fi
 }
 
-# boot_stage FLAVOUR [SERIES]: boot and add the guest's counts; a failing
-# guest does not stop the check, the other flavours still run.  SERIES 6.12
-# boots the kernel of the mainline series (its logs are in logs-6.12/).
-boot_stage() {
-	local flavour=$1 series=${2:-6.1} start rc=0 c counts label
-	counts=$LOGS/$flavour-check.counts label="boot $flavour"
-	if [ "$series" != 6.1 ]; then
-		counts=$BUILD/logs-$series/$flavour-check.counts label="boot $series"
-	fi
+# counted_stage NAME COUNTS CMD...: a stage whose checks add into the totals
+# like a guest's (COUNTS: "passed failed skipped"); a failing run that wrote
+# no counts is one failure.  Like a boot, it does not stop the check.
+counted_stage() {
+	local name=$1 counts=$2 start rc=0 c
+	shift 2
 	start=$(now_s)
 	rm -f "$counts"
-	SERIES=$series "$S/boot.sh" "$flavour" check || rc=$?
-	stages+=("$(printf '%-16s %s%s' "$label" "$(fmt_secs $(($(now_s) - start)))" "$([ $rc = 0 ] || echo '  FAILED')")")
+	"$@" || rc=$?
+	stages+=("$(printf '%-16s %s%s' "$name" "$(fmt_secs $(($(now_s) - start)))" "$([ $rc = 0 ] || echo '  FAILED')")")
 	if [ -f "$counts" ]; then
 		read -r -a c <"$counts"
 		passed=$((passed + c[0])) failed=$((failed + c[1])) skipped=$((skipped + c[2]))
@@ -57,6 +54,18 @@ boot_stage() {
 	if [ $rc != 0 ] && { [ ! -f "$counts" ] || [ "${c[1]}" = 0 ]; }; then
 		failed=$((failed + 1))
 	fi
+}
+
+# boot_stage FLAVOUR [SERIES]: boot and add the guest's counts; a failing
+# guest does not stop the check, the other flavours still run.  SERIES 6.12
+# boots the kernel of the mainline series (its logs are in logs-6.12/).
+boot_stage() {
+	local flavour=$1 series=${2:-6.1} counts label
+	counts=$LOGS/$flavour-check.counts label="boot $flavour"
+	if [ "$series" != 6.1 ]; then
+		counts=$BUILD/logs-$series/$flavour-check.counts label="boot $series"
+	fi
+	counted_stage "$label" "$counts" env SERIES="$series" "$S/boot.sh" "$flavour" check
 }
 
 # The mainline series (patches/6.12/ on linux-source-6.12): the same checks
@@ -80,6 +89,8 @@ stage matrix "$S/matrix.sh"
 stage tests "$S/tests.sh"
 stage initramfs "$S/initramfs.sh"
 boot_stage normal
+# The consumer tool against Debian's trace-cmd report (scripts/trace-check.sh)
+counted_stage trace-check "$LOGS/trace-check.counts" "$S/trace-check.sh"
 stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
 stage series-6.12 series_612
 stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
