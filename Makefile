@@ -18,14 +18,18 @@ export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 S := scripts
 
 .PHONY: help deps source tree export kernel kernel-debug kernel-arm64 tests initramfs \
-	boot check demo bench series-check lint matrix clean
+	boot check demo trace bench series-check lint matrix clean
 
 help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
 	@echo
 	@echo '  make check          everything: series checks, the normal, arm64 and debug kernels'
 	@echo '                      and their boots, verdict'
-	@echo '  make demo           build and boot the patched kernel, run user/demo.c'
+	@echo '  make demo           build and boot the patched kernel: ftmmap stream and ftmmap stats'
+	@echo '                      on a live workload on every CPU'
+	@echo "  make trace CMD='cmd' OUT=trace.dat [EVENTS='sched ftrace:print']"
+	@echo '                      run cmd in the patched guest under ftmmap record (all CPUs),'
+	@echo '                      leave the trace.dat file on the host (trace-cmd report, KernelShark)'
 	@echo
 	@echo '  make deps           install the Debian packages the build needs'
 	@echo '  make source         show which kernel source would be used'
@@ -48,7 +52,8 @@ help:
 	@echo 'Variables: KERNEL_SRC=/path (own 6.1 tree), BUILD=dir, SMP=4, TIMEOUT=secs,'
 	@echo '  QEMU_EXTRA="qemu args", KERNEL=bzImage (boot another kernel), ARGS=a,b (bench),'
 	@echo '  FORCE=1 (tree: drop unexported work), ALLOW_NO_TESTS=1, EXTRA_TESTS=dir, V=1,'
-	@echo '  MATRIX="i386 arm64" (matrix: only these configs)'
+	@echo '  MATRIX="i386 arm64" (matrix: only these configs), SERIES=6.12 (tree, series-check,'
+	@echo '  kernel, tests, initramfs, boot: the mainline series patches/6.12/ on linux-source-6.12)'
 
 deps:
 	@$(S)/deps.sh
@@ -108,6 +113,14 @@ demo: deps
 	@$(S)/tests.sh
 	@$(S)/initramfs.sh
 	@$(S)/boot.sh normal demo
+
+# make trace CMD='...': the command as typed, not expanded by make ($i stays $i)
+ifdef CMD
+override CMD := $(value CMD)
+export CMD
+endif
+trace: deps
+	@$(S)/trace.sh
 
 bench: deps
 	@$(S)/tree.sh --keep-work

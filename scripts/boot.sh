@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot a kernel with the guest initramfs in QEMU (TCG) and judge the run.
 #
-#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64, MODE check|demo|bench|shell
+#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64, MODE check|demo|bench|shell|trace
 #
 # normal and debug boot qemu-system-x86_64 (pc) with the x86_64 guest;
 # arm64 boots qemu-system-aarch64 (-M virt, -cpu $ARM64_CPU: max) with the
@@ -10,6 +10,7 @@
 # Environment: SMP (vCPUs, 4), TIMEOUT (seconds; default by flavour),
 # QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage, or arm64
 # Image, instead of ours), ARGS (comma-separated arguments for bench mode), MEM (2G),
+# DISK (a raw image attached as /dev/vda),
 # ALLOW_NO_TESTS=1 (no ring-buffer kselftest is not a failure), V=1 (show
 # the whole console while it runs).
 set -euo pipefail
@@ -18,7 +19,7 @@ set -euo pipefail
 flavour=${1:?usage: $0 normal|debug|arm64 check|demo|bench|shell}
 mode=${2:-check}
 case $flavour in normal | debug | arm64) ;; *) die "unknown flavour '$flavour'" ;; esac
-case $mode in check | demo | bench | shell) ;; *) die "unknown mode '$mode'" ;; esac
+case $mode in check | demo | bench | shell | trace) ;; *) die "unknown mode '$mode'" ;; esac
 set_flavour "$flavour"
 
 SMP=${SMP:-4}
@@ -55,9 +56,19 @@ cmdline="console=$console printk.time=1 panic=-1 ftmmap.mode=$mode"
 [ -z "${ARGS:-}" ] || cmdline+=" ftmmap.args=$ARGS"
 # demo and bench: only warnings and errors from the kernel on the console.
 case $mode in demo | bench) cmdline+=" loglevel=5" ;; esac
+# The events the tests and the tool enable, enabled while one CPU runs:
+# guest/init keeps them so that nothing patches code later (see there).
+case $mode in check | trace | demo) cmdline+=" trace_event=sched:sched_switch,sched:sched_wakeup" ;; esac
 
 qemu+=(-accel tcg -m "$MEM" -smp "$SMP" -nodefaults -nographic
 	-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+# DISK=image: a raw image as a virtio-blk disk, /dev/vda in the guest (a
+# tar stream in and out: make trace, trace-check.sh)
+if [ -n "${DISK:-}" ]; then
+	[ -f "$DISK" ] || die "no disk image $DISK"
+	case $KARCH in x86_64) blk=virtio-blk-pci ;; arm64) blk=virtio-blk-device ;; esac
+	qemu+=(-drive "if=none,id=d0,file=$DISK,format=raw" -device "$blk,drive=d0")
+fi
 # shellcheck disable=SC2206
 qemu+=(${QEMU_EXTRA:-})
 
@@ -126,7 +137,7 @@ case $rc in
 *) warn "qemu exited with status $rc (see $log)" ;;
 esac
 if [ "$mode" = check ]; then
-	vargs+=(--tests "$BUILD/tests.list" --smp "$SMP")
+	vargs+=(--tests "$GUEST/tests.list" --smp "$SMP")
 	[ "${ALLOW_NO_TESTS:-0}" = 1 ] || vargs+=(--require ring-buffer/)
 else
 	vargs+=(--splats-only)

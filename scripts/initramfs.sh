@@ -6,6 +6,10 @@
 #   /usr/bin/ftmmap-NAME   user/NAME.c
 #   /tests/NAME            user/tests/NAME.c, user/tests/NAME.sh
 #   /etc/ftmmap/tests.list what check mode runs
+#   /opt/trace-cmd/        x86_64: Debian's trace-cmd (for bench-tools.sh), with
+#                          its shared libraries and dynamic loader in lib/;
+#                          run it as /opt/trace-cmd/trace-cmd.  The only
+#                          dynamically linked files the guest may hold.
 # The archive is written by the kernel's own usr/gen_init_cpio, so no root
 # and no device nodes on the host are needed.
 #
@@ -47,22 +51,40 @@ cp -a "$GUEST/user/bin/." "$stage/usr/bin/"
 cp -a "$GUEST/user/tests/." "$stage/tests/"
 cp "$GUEST/tests.list" "$stage/etc/ftmmap/tests.list"
 
-# Everything must run without a dynamic loader, on the guest's CPU.
+# Debian's trace-cmd, dynamically linked: the binary, the libraries ldd
+# names and the loader, all in /opt/trace-cmd, started through the loader
+# (no /lib64 in the guest).
+if [ "$KARCH" = x86_64 ] && [ -x /usr/bin/trace-cmd ]; then
+	tc=$stage/opt/trace-cmd
+	mkdir -p "$tc/bin" "$tc/lib"
+	cp /usr/bin/trace-cmd "$tc/bin/"
+	ldd /usr/bin/trace-cmd | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' |
+		while read -r lib; do cp -L "$lib" "$tc/lib/"; done
+	ld=$(cd "$tc/lib" && ls ld-linux-*.so.* 2>/dev/null | head -1)
+	[ -n "$ld" ] || die "no dynamic loader for /usr/bin/trace-cmd (ldd)"
+	printf '#!/bin/sh\nexec /opt/trace-cmd/lib/%s --library-path /opt/trace-cmd/lib /opt/trace-cmd/bin/trace-cmd "$@"\n' \
+		"$ld" >"$tc/trace-cmd"
+	chmod 755 "$tc/trace-cmd"
+fi
+
+# Everything must run without a dynamic loader (but /opt/trace-cmd), on the
+# guest's CPU.
 case $KARCH in
 x86_64) machine='Advanced Micro Devices X86-64' ;;
 arm64) machine=AArch64 ;;
 esac
 bad=$(find "$stage" -type f -perm -u+x -exec sh -c '
-	machine=$1
-	shift
+	machine=$1 stage=$2
+	shift 2
 	for f; do
 		head -c 4 "$f" | grep -q "ELF" || continue
-		if readelf -l "$f" 2>/dev/null | grep -q "Requesting program interpreter"; then
+		case $f in "$stage"/opt/trace-cmd/*) dyn=1 ;; *) dyn=0 ;; esac
+		if [ $dyn = 0 ] && readelf -l "$f" 2>/dev/null | grep -q "Requesting program interpreter"; then
 			echo "$f (not statically linked)"
 		elif ! readelf -h "$f" 2>/dev/null | grep -q "Machine: *$machine\$"; then
 			echo "$f (not for $machine)"
 		fi
-	done' sh "$machine" {} +)
+	done' sh "$machine" "$stage" {} +)
 [ -z "$bad" ] || die "cannot run in the $KARCH guest: ${bad//$stage/}"
 
 {

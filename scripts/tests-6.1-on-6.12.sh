@@ -86,9 +86,8 @@ progs=$(sed -n 's/^ring-buffer:\(.*\)$/\1/p' "$inst/kselftest-list.txt")
 # One wrapper per program (the guest runs *.sh with sh).
 args=
 sed -i '/^ring-buffer-6\.1\//d' "$GUEST/tests.list"
-# The consumer tool's tests (user/tests/ftmmap*) enable scheduler events:
-# live code patching, which can crash a TCG guest with several vCPUs. They
-# run on the 6.1 kernel, on one vCPU; this guest has four.
+# The consumer tool's tests (user/tests/ftmmap*) check the tool, which is
+# the 6.1 product's: the 6.1 guests run them. This guest checks the series.
 sed -i '/^tests\/ftmmap/d' "$GUEST/tests.list"
 for p in $progs; do
 	printf '#!/bin/sh\nexec ./%s%s\n' "$p" "$args" >"$dest/$p.sh"

@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# ftmmap against trace-cmd: a known workload recorded in the patched guest
+# with "ftmmap record", read on the host with Debian's "trace-cmd report".
+#
+#   trace-check.sh
+#
+# The guest (ftmmap.mode=trace, scripts/trace.sh --job) runs, on every CPU,
+# a task pinned there (taskset) that writes MARKERS markers "ftmmap-check
+# cpu=C seq=I" (I = 1..MARKERS) to trace_marker, under:
+#   rec     ftmmap record (markers, sched_switch, sched_wakeup)
+#   recp    ftmmap record -p: the file and the printed events of one capture
+#   stream  ftmmap stream, the same workload
+#   sread   ftmmap stream --read (read() of trace_pipe_raw, no mapping)
+#   rread   ftmmap record --read
+#   lossy   ftmmap record -C 0 -m 16 -e ftrace:print, the consumer at nice 19
+#           on CPU 0 and LOSSY markers written there at nice -20: the
+#           writer wraps the buffer, events are lost
+# and keeps, after each, every CPU buffer's stats file (overrun: what the
+# kernel lost).  On the host, with trace-cmd report of each file:
+#   - the markers are exactly those written, texts and order, on their CPU;
+#   - the events lost per CPU, as trace-cmd shows them ("CPU:N [X EVENTS
+#     DROPPED]", none when nothing was lost), equal the kernel's overrun
+#     and ftmmap's own count (and lossy did lose some);
+#   - trace-cmd reads as many events as ftmmap says it recorded;
+#   - record -p prints the same marker lines as trace-cmd report of its
+#     file, byte for byte, and the same other lines but for the comm of
+#     the task column (see below);
+#   - stream's and stream --read's marker lines are trace-cmd's marker lines
+#     of rec (other runs: the pids and time stamps differ, so lines are
+#     compared without them; see compare() below).
+# Prints "ok N - ..." / "not ok N - ..." and a last line "N passed, N
+# failed, 0 skipped"; writes "passed failed skipped" to
+# $LOGS/trace-check.counts.  Exit status 0 when all passed.
+#
+# Environment: MARKERS (200), LOSSY (4000), SMP (4),
+# TRACE_CHECK_RESULTS=DIR (judge the results in DIR again, no boot).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+set_flavour normal
+
+MARKERS=${MARKERS:-200}
+LOSSY=${LOSSY:-4000}
+res=${TRACE_CHECK_RESULTS:-$BUILD/trace-check}
+counts=$LOGS/trace-check.counts
+mkdir -p "$LOGS"
+rm -f "$counts"
+command -v trace-cmd >/dev/null || die "trace-cmd is missing: run 'make deps'"
+
+if [ -z "${TRACE_CHECK_RESULTS:-}" ]; then
+	job=$(mktemp -d)
+	trap 'rm -rf "$job"' EXIT
+	# markers.sh N [CPU [NICE]]: N markers from a task pinned on each CPU
+	# (or on CPU), its nice value changed by NICE.
+	cat >"$job/markers.sh" <<'EOF'
+n=$1
+[ -z "$3" ] || renice -n "$3" $$ >/dev/null
+cpus=${2:-$(seq 0 $(($(nproc) - 1)))}
+for c in $cpus; do
+	taskset -c $c sh -c '
+		i=1
+		while [ $i -le $1 ]; do
+			echo "ftmmap-check cpu=$2 seq=$i" >/sys/kernel/tracing/trace_marker
+			i=$((i + 1))
+		done' sh "$n" $c &
+done
+wait
+EOF
+	cat >"$job/run.sh" <<'EOF'
+# The guest side of trace-check.sh: $OUT goes back to the host.
+T=/sys/kernel/tracing
+J=$PWD
+stats() {
+	mkdir -p $OUT/$1.stats
+	for d in $T/per_cpu/cpu*; do cat $d/stats >$OUT/$1.stats/${d##*/}; done
+}
+# one NAME FTMMAP-ARGS...: a run, its stdout, stderr, exit status and stats;
+one() {
+	name=$1
+	shift
+	echo "# ftmmap: trace-check: $name: ftmmap $*"
+	ftmmap "$@" >$OUT/$name.out 2>$OUT/$name.err
+	echo $? >$OUT/$name.rc
+	stats $name
+	cat $OUT/$name.err
+}
+echo "$MARKERS $LOSSY $(nproc)" >$OUT/params
+one rec record -o $OUT/rec.dat -- sh $J/markers.sh $MARKERS
+one recp record -p -o $OUT/recp.dat -- sh $J/markers.sh $MARKERS
+one stream stream -- sh $J/markers.sh $MARKERS
+one sread stream --read -- sh $J/markers.sh $MARKERS
+one rread record --read -o $OUT/rread.dat -- sh $J/markers.sh $MARKERS
+# The consumer at nice 19 and the writer at nice -20, both on CPU 0: the
+# writer fills the 16 KB buffer many times before the consumer runs.
+renice 19 $$ >/dev/null
+taskset -p 1 $$ >/dev/null
+one lossy record -C 0 -m 16 -e ftrace:print -o $OUT/lossy.dat -- sh $J/markers.sh $LOSSY 0 -39
+EOF
+	printf 'MARKERS=%s\nLOSSY=%s\n' "$MARKERS" "$LOSSY" | cat - "$job/run.sh" >"$job/run.sh.new"
+	mv "$job/run.sh.new" "$job/run.sh"
+	say "trace-check: $MARKERS markers per CPU, ftmmap record/stream/--read in the guest, trace-cmd report here"
+	TRACE_LOG=trace-check "$(dirname "$0")/trace.sh" --job "$job" "$res" ||
+		warn "the guest run reported a problem (see ${LOGS#"$TOP"/}/trace-check.log)"
+fi
+
+python3 - "$res" "$counts" <<'EOF'
+import os, re, subprocess, sys
+
+res, counts_file = sys.argv[1], sys.argv[2]
+results = []
+
+
+def check(ok, what, why=""):
+    results.append(ok)
+    n = len(results)
+    print(f"{'ok' if ok else 'not ok'} {n} - {what}")
+    if not ok and why:
+        for line in str(why).splitlines()[:12]:
+            print(f"#   {line}")
+
+
+def read(name):
+    try:
+        with open(os.path.join(res, name), errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+params = read("params")
+if params is None:
+    check(False, "the guest ran the check (no results: see the trace-check console log)")
+    nmark, nlossy, ncpus = 0, 0, 0
+else:
+    nmark, nlossy, ncpus = map(int, params.split())
+
+# A line of trace-cmd report (and of ftmmap stream): comm-pid, [CPU],
+# timestamp, event:, fields.
+LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d{3})\]\s+(?P<ts>\d+\.\d+):"
+                  r" (?P<event>\w+):\s+(?P<fields>.*)$")
+DROPPED = re.compile(r"^CPU:(\d+) \[(?:(\d+) )?EVENTS DROPPED\]$")
+MARK = "tracing_mark_write: "
+
+
+def parse(text):
+    """events: [(line, match)], dropped: {cpu: n} (-1: unknown), other lines"""
+    events, dropped, other = [], {}, []
+    for line in (text or "").splitlines():
+        m = LINE.match(line)
+        d = DROPPED.match(line)
+        if m:
+            events.append((line, m))
+        elif d:
+            cpu = int(d.group(1))
+            n = int(d.group(2)) if d.group(2) else -1
+            dropped[cpu] = -1 if n < 0 or dropped.get(cpu, 0) < 0 else dropped.get(cpu, 0) + n
+        elif line.strip():
+            other.append(line)
+    return events, dropped, other
+
+
+def markers(events):
+    """{cpu: [text, ...]} of the print events, in the order of the output"""
+    out = {}
+    for _, m in events:
+        if m["event"] == "print" and m["fields"].startswith(MARK):
+            out.setdefault(int(m["cpu"]), []).append(m["fields"][len(MARK):])
+    return out
+
+
+def report(name):
+    path = os.path.join(res, name + ".dat")
+    if not os.path.exists(path):
+        return None, f"no {name}.dat"
+    p = subprocess.run(["trace-cmd", "report", path], capture_output=True, text=True)
+    if p.returncode:
+        return None, f"trace-cmd report {name}.dat: exit {p.returncode}: {p.stderr.strip()}"
+    return p.stdout, None
+
+
+def kernel_lost(name):
+    lost = {}
+    d = os.path.join(res, name + ".stats")
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        m = re.search(r"^overrun: (\d+)$", read(f"{name}.stats/{f}") or "", re.M)
+        lost[int(f[3:])] = int(m.group(1)) if m else None
+    return lost
+
+
+def ftmmap_totals(name):
+    """{cpu: (events, lost)} from ftmmap's stderr"""
+    t = {}
+    for m in re.finditer(r"^CPU (\d+): (\d+) events, (\d+) lost", read(name + ".err") or "", re.M):
+        t[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+    return t
+
+
+def ran(name):
+    rc = (read(name + ".rc") or "").strip()
+    if rc != "0":
+        check(False, f"{name}: ftmmap ran (exit {rc or 'none'})", read(name + ".err"))
+        return False
+    return True
+
+
+def expected(cpus):
+    return {c: [f"ftmmap-check cpu={c} seq={i}" for i in range(1, nmark + 1)] for c in cpus}
+
+
+def diff_markers(got, want):
+    why = []
+    for c in sorted(set(got) | set(want)):
+        g, w = got.get(c, []), want.get(c, [])
+        if g != w:
+            first = next((i for i in range(min(len(g), len(w))) if g[i] != w[i]), min(len(g), len(w)))
+            why.append(f"CPU {c}: {len(g)} markers, {len(w)} written; first difference at #{first + 1}: "
+                       f"{g[first] if first < len(g) else '(none)'!r} vs {w[first] if first < len(w) else '(none)'!r}")
+    return "\n".join(why)
+
+
+def check_recording(name, label):
+    """markers exact, lost counts, event totals of a recording without losses"""
+    if not ran(name):
+        return None
+    text, err = report(name)
+    if text is None:
+        check(False, f"{label}: trace-cmd report opens the file", err)
+        return None
+    events, dropped, other = parse(text)
+    bad = [l for l in other if not re.match(r"^cpus=\d+$", l)]
+    check(not bad, f"{label}: every line of trace-cmd report is an event line", "\n".join(bad[:5]))
+    got, want = markers(events), expected(range(ncpus))
+    check(got == want, f"{label}: trace-cmd report shows exactly the {nmark} markers of each of the "
+          f"{ncpus} CPUs, texts in order", diff_markers(got, want))
+    klost = kernel_lost(name)
+    tot = ftmmap_totals(name)
+    shown = {c: dropped.get(c, 0) for c in klost}
+    said = {c: tot.get(c, (0, 0))[1] for c in klost}
+    check(bool(klost) and shown == klost == said,
+          f"{label}: lost per CPU: trace-cmd {shown} = kernel overrun {klost} = ftmmap {said}")
+    nev = sum(e for e, _ in tot.values())
+    check(bool(tot) and nev == len(events),
+          f"{label}: trace-cmd reads the {nev} events ftmmap recorded ({len(events)})")
+    return events
+
+
+def key(m):
+    """a marker line without what differs between runs: pid and time stamp"""
+    return (m["comm"].strip(), int(m["cpu"]), m["event"], m["fields"])
+
+
+def compare(label, name, ref_events):
+    """stream-like output of another run against trace-cmd report's marker lines"""
+    if not ran(name):
+        return
+    out = read(name + ".out") or ""
+    events, _, other = parse(out)
+    bad = [l for l in other if l.strip()]
+    check(not bad and bool(events), f"{label}: every stdout line is in trace-cmd report's line format",
+          "\n".join(bad[:5]) or "no event line")
+    mine = [key(m) for _, m in events if m["event"] == "print"]
+    ref = [key(m) for _, m in ref_events if m["event"] == "print"]
+    per = lambda ks: {c: [k for k in ks if k[1] == c] for c in sorted({k[1] for k in ks})}
+    why = ""
+    if per(mine) != per(ref):
+        a, b = per(mine), per(ref)
+        for c in sorted(set(a) | set(b)):
+            x, y = a.get(c, []), b.get(c, [])
+            if x != y:
+                i = next((i for i in range(min(len(x), len(y))) if x[i] != y[i]), min(len(x), len(y)))
+                why += (f"CPU {c}: {len(x)} vs {len(y)} marker lines; #{i + 1}: "
+                        f"{x[i] if i < len(x) else None} vs {y[i] if i < len(y) else None}\n")
+    check(not why, f"{label}: its marker lines are trace-cmd report's (rec), "
+          "but for pid and time stamp", why)
+    return events
+
+
+if params is not None:
+    rec = check_recording("rec", "record")
+
+    # record -p: the printed events and trace-cmd report of the same file.
+    if ran("recp"):
+        text, err = report("recp")
+        if text is None:
+            check(False, "record -p: trace-cmd report opens the file", err)
+        else:
+            a = [l for l in (read("recp.out") or "").splitlines() if l.strip()]
+            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
+            am = [l for l in a if " print: " in l]
+            bm = [l for l in b if " print: " in l]
+            check(len(am) == nmark * ncpus and am == bm,
+                  f"record -p: its {len(am)} marker lines are trace-cmd report's, byte for byte",
+                  "\n".join(f"{x!r}\n{y!r}" for x, y in zip(am, bm) if x != y) or
+                  f"{len(am)} vs {len(bm)} lines")
+            # The comm of the task column may differ: ftmmap takes it from
+            # the saved cmdlines (the file's section), while trace-cmd's
+            # sched_switch plugin keeps the first comm it saw for a pid in a
+            # sched_switch event ("ftmmap" for a child that then exec()s
+            # sh): compared without it.
+            task = lambda l: re.sub(r"^\s*.*?-(\d+)(\s+\[\d{3}\])", r"\1\2", l)
+            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
+            check(len(a) == len(b) and not diff,
+                  f"record -p: all its {len(a)} lines (sched_switch, sched_wakeup too) are "
+                  "trace-cmd report's, but for the comm of the task column",
+                  "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
+                  f"{len(a)} vs {len(b)} lines")
+
+    if rec:
+        s = compare("stream", "stream", rec)
+        r = compare("stream --read", "sread", rec)
+        err = read("sread.err") or ""
+        check("not mapping the ring-buffer (--read)" in err,
+              "stream --read: says it reads trace_pipe_raw instead of mapping it", err)
+    check_recording("rread", "record --read")
+
+    # The lossy run: CPU 0 only, markers only.
+    if ran("lossy"):
+        text, err = report("lossy")
+        if text is None:
+            check(False, "lossy: trace-cmd report opens the file", err)
+        else:
+            events, dropped, _ = parse(text)
+            got = markers(events).get(0, [])
+            seqs = [int(t.rsplit("=", 1)[1]) for t in got if t.startswith("ftmmap-check cpu=0 seq=")]
+            klost = kernel_lost("lossy").get(0)
+            said = ftmmap_totals("lossy").get(0, (0, None))[1]
+            shown = dropped.get(0, 0)
+            check(klost is not None and klost > 0 and shown == klost == said,
+                  f"lossy: events lost on CPU 0: trace-cmd {shown} = kernel overrun {klost} "
+                  f"= ftmmap {said}, more than 0")
+            check(len(seqs) == len(got) and seqs == sorted(set(seqs)) and
+                  len(seqs) + max(shown, 0) == nlossy,
+                  f"lossy: {len(seqs)} markers read, in order, + {shown} lost = {nlossy} written")
+
+passed = sum(results)
+failed = len(results) - passed
+with open(counts_file, "w") as f:
+    f.write(f"{passed} {failed} 0\n")
+print(f"{passed} passed, {failed} failed, 0 skipped")
+sys.exit(1 if failed else 0)
+EOF
