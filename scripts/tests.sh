@@ -2,7 +2,8 @@
 # Build everything that runs in the guest, from the scratch tree:
 #   $BUILD/headers     uapi headers (make headers_install)
 #   $BUILD/kselftest   the ring-buffer kselftests, statically linked
-#   $BUILD/user        user/*.c -> bin/ftmmap-NAME, user/tests/* -> tests/NAME
+#   $BUILD/user        user/*.c -> bin/ftmmap-NAME, user/ftmmap/*.c -> bin/ftmmap,
+#                      user/tests/* -> tests/NAME
 #   $BUILD/tests.list  what the guest runs in check mode, in order
 #
 #   tests.sh [FLAVOUR]   normal or debug (the default: one x86_64 guest for
@@ -43,17 +44,19 @@ else
 	: >"$GUEST/kselftest/kselftest-list.txt"
 fi
 
-# build_c SRC OUT: one statically linked program.
+# build_c OUT SRC...: one statically linked program.
 CFLAGS=(-static -O2 -Wall -I"$GUEST/headers/include" -I"${USER_DIR:-$TOP/user}" -I"$ksft_src"
 	"${GUEST_CFLAGS[@]}")
 user_log=$LOGS/${GUEST_TAG}user.log
 # Every program links Debian's libtracefs and libtraceevent statically; their
 # headers include each other without the folder name.
 build_c() {
-	"$GUEST_CC" "${CFLAGS[@]}" -I/usr/include/traceevent -o "$2" "$1" \
+	local out=$1
+	shift
+	"$GUEST_CC" "${CFLAGS[@]}" -I/usr/include/traceevent -I/usr/include/tracefs -o "$out" "$@" \
 		-ltracefs -ltraceevent -lpthread >>"$user_log" 2>&1 || {
 		tail -n 30 "$user_log" >&2
-		die "${1#"$TOP"/} does not build"
+		die "${out#"$GUEST"/} does not build (see ${user_log#"$TOP"/})"
 	}
 }
 
@@ -64,14 +67,19 @@ mkdir -p "$GUEST/user/bin" "$GUEST/user/tests"
 n=0
 for f in "$user"/*.c; do
 	[ -e "$f" ] || continue
-	build_c "$f" "$GUEST/user/bin/ftmmap-$(basename "$f" .c)"
+	build_c "$GUEST/user/bin/ftmmap-$(basename "$f" .c)" "$f"
 	n=$((n + 1))
 done
+# The tool: user/ftmmap/*.c (library, trace.dat writer, command) -> ftmmap.
+if compgen -G "$user/ftmmap/*.c" >/dev/null; then
+	build_c "$GUEST/user/bin/ftmmap" -Wextra "$user"/ftmmap/*.c
+	n=$((n + 1))
+fi
 for d in "$user/tests" ${EXTRA_TESTS:+"$EXTRA_TESTS"}; do
 	[ -d "$d" ] || continue
 	for f in "$d"/*.c; do
 		[ -e "$f" ] || continue
-		build_c "$f" "$GUEST/user/tests/$(basename "$f" .c)"
+		build_c "$GUEST/user/tests/$(basename "$f" .c)" "$f"
 		n=$((n + 1))
 	done
 	for f in "$d"/*.sh; do
@@ -80,7 +88,7 @@ for d in "$user/tests" ${EXTRA_TESTS:+"$EXTRA_TESTS"}; do
 		n=$((n + 1))
 	done
 done
-say "built $n $KARCH user programs and tests (${user#"$TOP"/}/*.c, ${user#"$TOP"/}/tests/${EXTRA_TESTS:+, $EXTRA_TESTS})"
+say "built $n $KARCH user programs and tests (${user#"$TOP"/}/*.c, ${user#"$TOP"/}/ftmmap/, ${user#"$TOP"/}/tests/${EXTRA_TESTS:+, $EXTRA_TESTS})"
 
 # The run list: the kselftests in their Makefile's order, then ours by name.
 {

@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lib.c - consume the ftrace ring-buffer of one CPU through its mapping
+ *
+ * The mapping of per_cpu/cpuN/trace_pipe_raw (Documentation/trace/
+ * ring-buffer-map.rst):
+ *
+ *   0                          meta-page (struct trace_buffer_meta)
+ *   meta_page_size             sub-buffer ID 0
+ *   + subbuf_size              sub-buffer ID 1
+ *   ...                        ...
+ *
+ * Only the reader sub-buffer (meta->reader.id) belongs to the consumer, and
+ * only its first meta->reader.read bytes of data. Each
+ * TRACE_MMAP_IOCTL_GET_READER hands over the events from where reader.read
+ * was before the call (from 0 if reader.id changed) to where it is after.
+ * The loss before a new reader sub-buffer is both in reader.lost_events and
+ * in the sub-buffer header: it is counted once, from the meta-page.
+ *
+ * A trace.dat file wants whole sub-buffers. The reader sub-buffer goes back
+ * into the ring, where the writer may overwrite it, as soon as the next
+ * GET_READER swaps it out; and until then the writer may still be adding
+ * events to it. So the bytes are copied as they are handed over, which are
+ * stable, into a private copy of the reader sub-buffer that is given out
+ * when the reader moves on or at the end of the capture.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <kbuffer.h>
+#include <linux/trace_mmap.h>
+
+#include "ftmmap.h"
+
+/* Flags in the commit word of a sub-buffer header (kernel/trace/ring_buffer.c) */
+#define RB_MISSED_EVENTS	(1UL << 31)
+#define RB_MISSED_STORED	(1UL << 30)
+
+/* Header of a sub-buffer: u64 time stamp, then the commit word, a long */
+#define SUBBUF_HDR_SIZE		(sizeof(uint64_t) + sizeof(long))
+
+struct ftm_buf {
+	int			cpu;
+	int			fd;
+	int			map_errno;	/* why it is not mapped, or 0 */
+	size_t			subbuf_size;
+	struct kbuffer		*kbuf;
+	struct ftm_totals	totals;
+
+	/* Mapped: the mapping, and the reader position before the last call */
+	struct trace_buffer_meta *meta;
+	size_t			map_len;
+	uint32_t		id;
+	uint32_t		read;
+	uint64_t		meta_read;	/* meta->read at the last call */
+
+	/* Mapped: our copy of the reader sub-buffer, for ftm_subbuf_fn */
+	unsigned char		*copy;
+	size_t			copy_len;	/* bytes of event data in it */
+	uint64_t		copy_lost;	/* events lost before it */
+	bool			copy_used;
+
+	/* Not mapped: the sub-buffer that read() returned */
+	unsigned char		*page;
+};
+
+static char *cpu_file(const char *dir, int cpu, const char *name)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/per_cpu/cpu%d/%s", dir, cpu, name) < 0)
+		return NULL;
+	return path;
+}
+
+/**
+ * ftm_subbuf_size - size of a sub-buffer of a trace array, header included
+ * @dir:	the tracefs directory of the trace array
+ * @size:	where to store it
+ *
+ * From buffer_subbuf_size_kb when the kernel has it, else the page size.
+ * This is what one read() of trace_pipe_raw returns at most.
+ *
+ * Return: 0, or -1 with errno set.
+ */
+int ftm_subbuf_size(const char *dir, size_t *size)
+{
+	char *path, buf[32];
+	ssize_t n;
+	int fd;
+
+	*size = sysconf(_SC_PAGESIZE);
+	if (asprintf(&path, "%s/buffer_subbuf_size_kb", dir) < 0)
+		return -1;
+	fd = open(path, O_RDONLY);
+	free(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		errno = n ? errno : EINVAL;
+		return -1;
+	}
+	buf[n] = '\0';
+	*size = strtoul(buf, NULL, 10) * 1024;
+	if (!*size) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+static int map_buffer(struct ftm_buf *b)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	struct trace_buffer_meta *meta;
+
+	/* The meta-page alone first, to learn the size of the rest */
+	meta = mmap(NULL, page_size, PROT_READ, MAP_SHARED, b->fd, 0);
+	if (meta == MAP_FAILED)
+		return -1;
+	b->map_len = meta->meta_page_size + (size_t)meta->nr_subbufs * meta->subbuf_size;
+	munmap(meta, page_size);
+
+	meta = mmap(NULL, b->map_len, PROT_READ, MAP_SHARED, b->fd, 0);
+	if (meta == MAP_FAILED)
+		return -1;
+
+	b->meta = meta;
+	b->subbuf_size = meta->subbuf_size;
+	b->id = meta->reader.id;
+	b->read = meta->reader.read;
+	b->meta_read = meta->read;
+	return 0;
+}
+
+/**
+ * ftm_buf_open - open the ring-buffer of one CPU, mapped if possible
+ * @dir:	the tracefs directory of the trace array (top level or instance)
+ * @cpu:	the CPU
+ * @flags:	FTM_READ to read() instead of mapping, FTM_NONBLOCK
+ *
+ * When mmap() fails with ENODEV or EINVAL (a kernel that cannot map its
+ * ring-buffer), the buffer is read() instead and ftm_map_errno() says why.
+ *
+ * Return: the buffer, or NULL with errno set.
+ */
+struct ftm_buf *ftm_buf_open(const char *dir, int cpu, unsigned int flags)
+{
+	struct ftm_buf *b;
+	char *path;
+	int err;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->cpu = cpu;
+	b->fd = -1;
+
+	path = cpu_file(dir, cpu, "trace_pipe_raw");
+	if (!path)
+		goto fail;
+	b->fd = open(path, O_RDONLY | O_CLOEXEC | (flags & FTM_NONBLOCK ? O_NONBLOCK : 0));
+	free(path);
+	if (b->fd < 0)
+		goto fail;
+
+	if (flags & FTM_READ) {
+		b->map_errno = EPERM;	/* not asked to */
+	} else if (map_buffer(b)) {
+		if (errno != ENODEV && errno != EINVAL)
+			goto fail;
+		b->map_errno = errno;
+	}
+
+	if (b->meta) {
+		b->copy = malloc(b->subbuf_size);
+		if (!b->copy)
+			goto fail;
+	} else {
+		if (ftm_subbuf_size(dir, &b->subbuf_size))
+			goto fail;
+		b->page = malloc(b->subbuf_size);
+		if (!b->page)
+			goto fail;
+	}
+
+	b->kbuf = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+	if (!b->kbuf)
+		goto fail;
+	return b;
+
+fail:
+	err = errno;
+	ftm_buf_close(b);
+	errno = err;
+	return NULL;
+}
+
+/**
+ * ftm_buf_close - unmap and close a buffer opened by ftm_buf_open()
+ * @b:	the buffer, or NULL
+ */
+void ftm_buf_close(struct ftm_buf *b)
+{
+	if (!b)
+		return;
+	if (b->meta)
+		munmap(b->meta, b->map_len);
+	if (b->fd >= 0)
+		close(b->fd);
+	if (b->kbuf)
+		kbuffer_free(b->kbuf);
+	free(b->copy);
+	free(b->page);
+	free(b);
+}
+
+int ftm_buf_fd(const struct ftm_buf *b)
+{
+	return b->fd;
+}
+
+int ftm_buf_cpu(const struct ftm_buf *b)
+{
+	return b->cpu;
+}
+
+bool ftm_buf_mapped(const struct ftm_buf *b)
+{
+	return b->meta;
+}
+
+int ftm_map_errno(const struct ftm_buf *b)
+{
+	return b->map_errno;
+}
+
+size_t ftm_buf_subbuf_size(const struct ftm_buf *b)
+{
+	return b->subbuf_size;
+}
+
+const struct ftm_totals *ftm_buf_totals(const struct ftm_buf *b)
+{
+	return &b->totals;
+}
+
+/*
+ * Walk the events of the sub-buffer loaded in @kbuf whose data starts at
+ * byte @from and before byte @to of its data. @missed goes with the first.
+ */
+static int walk_events(struct kbuffer *kbuf, int cpu, unsigned int from, unsigned int to,
+		       long long missed, ftm_event_fn on_event, void *ctx, uint64_t *count)
+{
+	int start = kbuffer_start_of_data(kbuf);
+	struct ftm_event ev = { .cpu = cpu, .missed = missed };
+	void *data;
+
+	data = kbuffer_read_at_offset(kbuf, start + from, &ev.ts);
+	while (data && kbuffer_curr_offset(kbuf) < start + (int)to) {
+		ev.data = data;
+		ev.size = kbuffer_event_size(kbuf);
+		(*count)++;
+		if (on_event && on_event(&ev, ctx))
+			return -1;
+		ev.missed = 0;
+		data = kbuffer_next_event(kbuf, &ev.ts);
+	}
+	return 0;
+}
+
+/**
+ * ftm_walk_subbuf - call @on_event for every event of a whole sub-buffer
+ * @subbuf:	the sub-buffer, header included
+ * @cpu:	its CPU, for struct ftm_event
+ * @on_event:	the callback
+ * @ctx:	passed to @on_event
+ *
+ * Return: the number of events, or -1 if @on_event failed.
+ */
+int ftm_walk_subbuf(const void *subbuf, int cpu, ftm_event_fn on_event, void *ctx)
+{
+	struct kbuffer *kbuf;
+	uint64_t count = 0;
+	int ret;
+
+	kbuf = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+	if (!kbuf)
+		return -1;
+	ret = kbuffer_load_subbuffer(kbuf, (void *)subbuf);
+	if (!ret)
+		ret = walk_events(kbuf, cpu, 0, kbuffer_subbuffer_size(kbuf),
+				  kbuffer_missed_events(kbuf), on_event, ctx, &count);
+	kbuffer_free(kbuf);
+	return ret ? -1 : (int)count;
+}
+
+/* Give out our copy of the last reader sub-buffer, with its final header */
+static int emit_copy(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx)
+{
+	unsigned long commit = b->copy_len;
+	size_t end = SUBBUF_HDR_SIZE + b->copy_len;
+
+	if (!b->copy_used)
+		return 0;
+	b->copy_used = false;
+
+	if (b->copy_lost) {
+		commit |= RB_MISSED_EVENTS;
+		/* The count goes after the data when there is room, as the kernel does */
+		if (end + sizeof(long) <= b->subbuf_size) {
+			unsigned long lost = b->copy_lost;
+
+			memcpy(b->copy + end, &lost, sizeof(lost));
+			end += sizeof(lost);
+			commit |= RB_MISSED_STORED;
+		}
+	}
+	memcpy(b->copy + sizeof(uint64_t), &commit, sizeof(commit));
+	memset(b->copy + end, 0, b->subbuf_size - end);
+	return on_subbuf ? on_subbuf(b->cpu, b->copy, b->subbuf_size, ctx) : 0;
+}
+
+static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn on_subbuf,
+			  void *ctx)
+{
+	const struct trace_buffer_meta *meta = b->meta;
+	uint32_t id, read, from;
+	uint64_t lost = 0, events = 0;
+	const unsigned char *sb;
+	bool new_subbuf;
+
+	/*
+	 * Where the reader is just before the call: read() and splice() of
+	 * the file move it too, and what they returned is not handed over.
+	 */
+	b->id = meta->reader.id;
+	b->read = meta->reader.read;
+	if (ioctl(b->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
+		return errno == EAGAIN ? 0 : -1;
+
+	id = meta->reader.id;
+	read = meta->reader.read;
+	if (id >= meta->nr_subbufs || read > b->subbuf_size - SUBBUF_HDR_SIZE) {
+		errno = EPROTO;
+		return -1;
+	}
+	if (id == b->id && read == b->read)
+		return 0;
+
+	new_subbuf = id != b->id;
+	from = new_subbuf ? 0 : b->read;
+	if (new_subbuf) {
+		lost = meta->reader.lost_events;
+		b->totals.subbufs++;
+		b->totals.lost += lost;
+	}
+	b->id = id;
+	b->read = read;
+	sb = (const unsigned char *)meta + meta->meta_page_size + (size_t)id * b->subbuf_size;
+
+	if (on_subbuf) {
+		if (new_subbuf) {
+			if (emit_copy(b, on_subbuf, ctx))
+				return -1;
+			memcpy(b->copy, sb, SUBBUF_HDR_SIZE);
+			b->copy_len = 0;
+			b->copy_lost = lost;
+			b->copy_used = true;
+		}
+		/* From where the copy ends: a read() in between may have moved "from" */
+		if (read > b->copy_len) {
+			memcpy(b->copy + SUBBUF_HDR_SIZE + b->copy_len,
+			       sb + SUBBUF_HDR_SIZE + b->copy_len, read - b->copy_len);
+			b->copy_len = read;
+		}
+	}
+
+	if (on_event) {
+		if (kbuffer_load_subbuffer(b->kbuf, (void *)sb)) {
+			errno = EPROTO;
+			return -1;
+		}
+		if (walk_events(b->kbuf, b->cpu, from, read, lost, on_event, ctx, &events))
+			return -1;
+	} else {
+		/* Not walked: the kernel's count of what was handed over */
+		events = meta->read - b->meta_read;
+	}
+	b->meta_read = meta->read;
+	b->totals.events += events;
+	return 1;
+}
+
+static int consume_read(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn on_subbuf,
+			void *ctx)
+{
+	uint64_t events = 0;
+	long long missed;
+	ssize_t n;
+
+	n = read(b->fd, b->page, b->subbuf_size);
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -1;
+	if (!n)
+		return 0;
+	memset(b->page + n, 0, b->subbuf_size - n);
+	if (kbuffer_load_subbuffer(b->kbuf, b->page)) {
+		errno = EPROTO;
+		return -1;
+	}
+
+	b->totals.subbufs++;
+	missed = kbuffer_missed_events(b->kbuf);
+	if (missed > 0)
+		b->totals.lost += missed;
+	else if (missed < 0)
+		b->totals.lost_unknown++;
+
+	if (on_subbuf && on_subbuf(b->cpu, b->page, b->subbuf_size, ctx))
+		return -1;
+	if (walk_events(b->kbuf, b->cpu, 0, b->subbuf_size, missed, on_event, ctx, &events))
+		return -1;
+	b->totals.events += events;
+	return 1;
+}
+
+/**
+ * ftm_buf_consume - take the next events of a buffer
+ * @b:		the buffer
+ * @on_event:	called for each event handed over, or NULL
+ * @on_subbuf:	called for each complete sub-buffer, or NULL
+ * @ctx:	passed to the callbacks
+ *
+ * One TRACE_MMAP_IOCTL_GET_READER, or one read() of a sub-buffer. It
+ * blocks unless the buffer was opened with FTM_NONBLOCK (until the buffer
+ * is filled to buffer_percent, as a read of trace_pipe_raw does).
+ *
+ * Return: 1 if events were handed over, 0 if there was nothing new, -1 on
+ * error with errno set (EINTR: a signal interrupted the wait).
+ */
+int ftm_buf_consume(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn on_subbuf,
+		    void *ctx)
+{
+	if (b->meta)
+		return consume_mapped(b, on_event, on_subbuf, ctx);
+	return consume_read(b, on_event, on_subbuf, ctx);
+}
+
+/**
+ * ftm_buf_flush - give out the sub-buffer that is still being read
+ * @b:		the buffer
+ * @on_subbuf:	called with it, if there is one
+ * @ctx:	passed to @on_subbuf
+ *
+ * A mapped reader sub-buffer is given to ftm_subbuf_fn only when the next
+ * GET_READER moves on to another one; at the end of a capture this gives
+ * out the last one, with what was handed over of it.
+ *
+ * Return: 0, or -1 if @on_subbuf failed.
+ */
+int ftm_buf_flush(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx)
+{
+	return b->meta ? emit_copy(b, on_subbuf, ctx) : 0;
+}
+
+/**
+ * ftm_read_file - read a whole file, such as /proc/kallsyms (whose size is 0)
+ * @path:	the file
+ * @size:	where to store its size
+ *
+ * Return: its contents, NUL-terminated, to free(); or NULL with errno set.
+ */
+char *ftm_read_file(const char *path, size_t *size)
+{
+	size_t len = 0, alloc = 0;
+	char *buf = NULL, *tmp;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (alloc - len < 65536 + 1) {
+			alloc = alloc ? alloc * 2 : 65536;
+			tmp = realloc(buf, alloc);
+			if (!tmp)
+				goto fail;
+			buf = tmp;
+		}
+		n = read(fd, buf + len, alloc - len - 1);
+		if (n < 0)
+			goto fail;
+		if (!n)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*size = len;
+	return buf;
+
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+static int read_stats_file(const char *dir, int cpu, struct ftm_counters *c)
+{
+	unsigned long long val;
+	char *path, line[128];
+	FILE *f;
+
+	path = cpu_file(dir, cpu, "stats");
+	if (!path)
+		return -1;
+	f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "entries: %llu", &val) == 1)
+			c->entries = val;
+		else if (sscanf(line, "overrun: %llu", &val) == 1)
+			c->overrun = val;
+		else if (sscanf(line, "read events: %llu", &val) == 1)
+			c->read = val;
+	}
+	fclose(f);
+	return 0;
+}
+
+/**
+ * ftm_read_counters - the counters of one CPU buffer, without consuming it
+ * @dir:	the tracefs directory of the trace array
+ * @cpu:	the CPU
+ * @use_read:	read per_cpu/cpuN/stats instead of mapping the meta-page
+ * @c:		where to store them
+ *
+ * Maps the meta-page alone and copies it: mapping a buffer that is not yet
+ * mapped refreshes the meta-page; if another process maps it, its counters
+ * are those of that consumer's last GET_READER. If the kernel cannot map
+ * (ENODEV, EINVAL), or @use_read, the stats file gives what it can.
+ *
+ * Return: 0 from the meta-page, 1 from the stats file, -1 on error.
+ */
+int ftm_read_counters(const char *dir, int cpu, bool use_read, struct ftm_counters *c)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	struct trace_buffer_meta *meta;
+	size_t subbuf_size;
+	char *path;
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	if (!use_read) {
+		path = cpu_file(dir, cpu, "trace_pipe_raw");
+		if (!path)
+			return -1;
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		free(path);
+		if (fd < 0)
+			return -1;
+		meta = mmap(NULL, page_size, PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		if (meta != MAP_FAILED) {
+			c->entries = meta->entries;
+			c->overrun = meta->overrun;
+			c->read = meta->read;
+			c->lost = meta->reader.lost_events;
+			c->nr_subbufs = meta->nr_subbufs;
+			c->subbuf_size = meta->subbuf_size;
+			munmap(meta, page_size);
+			return 0;
+		}
+		if (errno != ENODEV && errno != EINVAL)
+			return -1;
+	}
+	if (read_stats_file(dir, cpu, c) || ftm_subbuf_size(dir, &subbuf_size))
+		return -1;
+	c->subbuf_size = subbuf_size;
+	return 1;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Print events as trace-cmd report (3.1.6) does, in time order across CPUs
+ *
+ *   pr = printer_new(systems, nr_cpus);
+ *   ftm_buf_consume(b, printer_queue, NULL, pr);   (every CPU: one round)
+ *   printer_round(pr);                             (prints what is safe)
+ *   ...
+ *   printer_flush(pr);                             (prints the rest)
+ */
+#ifndef FTMMAP_PRINT_H
+#define FTMMAP_PRINT_H
+
+#include <stdio.h>
+
+#include "ftmmap.h"
+
+struct printer;
+
+struct printer *printer_new(const char * const *systems, int nr_cpus, FILE *out);
+int printer_queue(const struct ftm_event *ev, void *printer);
+void printer_round(struct printer *pr);
+void printer_flush(struct printer *pr);
+void printer_free(struct printer *pr);
+
+#endif /* FTMMAP_PRINT_H */

@@ -1,0 +1,317 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# ftmmap_test.sh - the consumer tool ftmmap (user/ftmmap/) in the guest, TAP.
+#
+# A known workload: N trace_marker lines "ftm-CPU-SEQ" written from each CPU
+# at once (taskset), plus the scheduler events they cause. ftmmap must give
+# every marker once, in order per CPU, with time stamps that never go back,
+# through the mapping and through read() (--read) alike; count exactly the
+# markers it lost when it could not keep up; record them to a trace.dat file;
+# refuse bad input with one line and exit status 2, leaving tracefs as it
+# was; and put back what it changed.
+
+T=/sys/kernel/tracing
+FTMMAP=${FTMMAP:-ftmmap}
+N=${N:-200}
+NCPU=$(ls -d $T/per_cpu/cpu* | wc -l)
+W=$(mktemp -d /tmp/ftmmap_test.XXXXXX)
+
+n=0
+failed=0
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for f; do [ -f "$f" ] && sed 's/^/#   /' "$f" | head -n 20; done
+}
+check() {	# check NAME COMMAND...: ok if COMMAND succeeds
+	name=$1
+	shift
+	if "$@" >"$W/check.out" 2>&1; then pass "$name"; else fail "$name" "$W/check.out"; fi
+}
+
+# The workload: N markers from each CPU, all CPUs at once.
+cat >"$W/work.sh" <<EOF
+#!/bin/sh
+c=0
+while [ \$c -lt $NCPU ]; do
+	taskset -c \$c sh -c 'exec 3>$T/trace_marker; i=1
+		while [ \$i -le $N ]; do echo "ftm-'\$c'-\$i" >&3; i=\$((i + 1)); done' &
+	c=\$((c + 1))
+done
+wait
+EOF
+chmod +x "$W/work.sh"
+
+# marker_check OUT: every marker of every CPU once, in order, on its own CPU,
+# and time stamps that never go back in the merged output.
+marker_check() {
+	awk -v ncpu="$NCPU" -v n="$N" '
+	# "          comm-PID   [CPU]     SECONDS.USECS: name: fields"
+	match($0, /\[[0-9]+\] +[0-9]+\.[0-9]+: /) {
+		head = substr($0, RSTART + 1, RLENGTH - 3)
+		cpu = head; sub(/\].*$/, "", cpu); cpu += 0
+		ts = head; sub(/^.*\] +/, "", ts)
+		if (lines++ && ts + 0 < prev + 0) { print "time goes back: " prev " then " ts; bad = 1 }
+		prev = ts
+	}
+	/ print: / {
+		text = $NF
+		split(text, f, "-")
+		if (f[1] != "ftm") next
+		if (f[2] + 0 != cpu) { print "marker " text " on CPU " cpu; bad = 1 }
+		if (f[3] != last[cpu] + 1) { print "CPU " cpu ": " text " after " last[cpu]; bad = 1 }
+		last[cpu] = f[3]
+	}
+	END {
+		for (c = 0; c < ncpu; c++)
+			if (last[c] != n) { print "CPU " c ": " last[c] + 0 " of " n " markers"; bad = 1 }
+		if (lines < ncpu * n) { print "only " lines " lines"; bad = 1 }
+		exit bad
+	}' "$1"
+}
+
+# The markers alone, per CPU, without times or PIDs
+markers() {
+	awk '/ print: +tracing_mark_write: ftm-/ { print $NF }' "$1" | sort
+}
+
+# The tracefs state that ftmmap may change
+snapshot() {
+	d=${1:-$T}
+	for f in tracing_on buffer_size_kb buffer_subbuf_size_kb set_event \
+		per_cpu/cpu0/buffer_size_kb events/enable events/sched/enable \
+		events/sched/sched_switch/enable events/sched/sched_wakeup/enable; do
+		[ -e "$d/$f" ] && echo "$f: $(cat "$d/$f" | tr '\n' ' ')"
+	done
+	echo "instances: $(ls $T/instances | tr '\n' ' ')"
+}
+
+# one_error NAME ARGS...: exit status 2, one line on stderr, tracefs unchanged
+one_error() {
+	name=$1
+	shift
+	snapshot >"$W/before"
+	"$@" >"$W/err.out" 2>"$W/err.err"
+	rc=$?
+	snapshot >"$W/after"
+	lines=$(wc -l <"$W/err.err")
+	if [ $rc = 2 ] && [ "$lines" = 1 ] && cmp -s "$W/before" "$W/after"; then
+		pass "$name: exit 2, one line: $(cat "$W/err.err")"
+	else
+		echo "# rc=$rc, $lines lines on stderr"
+		diff "$W/before" "$W/after" | sed 's/^/# /'
+		fail "$name" "$W/err.err"
+	fi
+}
+
+echo "TAP version 13"
+echo "1..26"
+echo "# $NCPU CPUs, $N markers each"
+
+# The top-level buffer is expanded the first time trace_pipe_raw is opened;
+# do it now so that the snapshots below compare like with like.
+$FTMMAP stream -e ftrace:print -- true >/dev/null 2>&1
+
+# 1-3: stream through the mapping
+$FTMMAP stream -- "$W/work.sh" >"$W/map.out" 2>"$W/map.err"
+rc=$?
+if [ $rc = 0 ] && ! grep -q "not mapping" "$W/map.err"; then
+	pass "stream: exit 0, through the mapping"
+else
+	fail "stream: exit $rc" "$W/map.err"
+fi
+if marker_check "$W/map.out" >"$W/check.out"; then
+	pass "stream: every marker once, in order per CPU, time stamps never go back"
+else
+	fail "stream: markers" "$W/check.out"
+fi
+if grep -q " sched_switch: " "$W/map.out" && grep -q " sched_wakeup: " "$W/map.out"; then
+	pass "stream: sched_switch and sched_wakeup events by default"
+else
+	fail "stream: no scheduler events" "$W/map.out"
+fi
+
+# 4-5: per-CPU totals on stderr match what was printed
+total=$(awk '/^total:/ { print $2 }' "$W/map.err")
+printed=$(grep -c ' \[[0-9][0-9][0-9]\] ' "$W/map.out")
+if [ -n "$total" ] && [ "$total" = "$printed" ]; then
+	pass "stream: totals: $total events, as printed"
+else
+	fail "stream: totals say '$total' events, $printed printed" "$W/map.err"
+fi
+if [ "$(grep -c '^CPU [0-9]*: [0-9]* events, [0-9]* lost, [0-9]* sub-buffers$' "$W/map.err")" = "$NCPU" ]; then
+	pass "stream: one totals line per CPU"
+else
+	fail "stream: totals lines" "$W/map.err"
+fi
+
+# 6-7: the same through read()
+$FTMMAP stream --read -- "$W/work.sh" >"$W/read.out" 2>"$W/read.err"
+rc=$?
+if [ $rc = 0 ] && [ "$(grep -c 'not mapping' "$W/read.err")" = 1 ]; then
+	pass "stream --read: exit 0, one line says it reads"
+else
+	fail "stream --read: exit $rc" "$W/read.err"
+fi
+markers "$W/map.out" >"$W/map.markers"
+markers "$W/read.out" >"$W/read.markers"
+if marker_check "$W/read.out" >"$W/check.out" && cmp -s "$W/map.markers" "$W/read.markers"; then
+	pass "stream --read: the same markers, in order"
+else
+	fail "stream --read: markers differ" "$W/check.out"
+fi
+
+# 8-10: lost events, counted exactly. ftmmap is stopped while one CPU writes
+# 20000 markers into a 16 KB buffer: what it then finds plus what it reports
+# lost must be every marker written.
+lost_test() {
+	mode=$1
+	shift
+	cat >"$W/lose.sh" <<EOF
+#!/bin/sh
+kill -STOP \$PPID
+taskset -c 1 sh -c 'exec 3>$T/trace_marker; i=1
+	while [ \$i -le 20000 ]; do echo "lost-\$i" >&3; i=\$((i + 1)); done'
+kill -CONT \$PPID
+EOF
+	chmod +x "$W/lose.sh"
+	$FTMMAP stream "$@" -e ftrace:print -C 1 -m 16 -- "$W/lose.sh" >"$W/lose.out" 2>"$W/lose.err"
+	seen=$(grep -c ' print: .* lost-' "$W/lose.out")
+	lost=$(awk '/^CPU 1:/ { print $5 }' "$W/lose.err")
+	dropped=$(sed -n 's/^CPU:1 \[\([0-9]*\) EVENTS DROPPED\]$/\1/p' "$W/lose.out" |
+		awk '{ s += $1 } END { print s + 0 }')
+	if [ -n "$lost" ] && [ "$lost" -gt 0 ] && [ $((seen + lost)) = 20000 ] &&
+	   [ "$dropped" = "$lost" ] && ! grep -q "unknown number" "$W/lose.err"; then
+		pass "$mode: $seen markers seen + $lost lost = 20000, DROPPED lines agree"
+	else
+		fail "$mode: $seen seen, lost '$lost', DROPPED lines $dropped" "$W/lose.err"
+	fi
+}
+lost_test "lost events (mapping)"
+lost_test "lost events (--read)" --read
+tail -n 3 "$W/lose.out" | awk '{ print $NF }' | sed 's/lost-//' >"$W/lose.tail"
+if [ "$(tail -n 1 "$W/lose.tail")" = 20000 ]; then
+	pass "lost events: the newest marker is the last one printed"
+else
+	fail "lost events: last marker printed" "$W/lose.tail"
+fi
+
+# 11-13: record: a trace.dat v6 file with whole sub-buffers; -p prints the
+# events as stream does (the host compares them with trace-cmd report).
+$FTMMAP record -p -o "$W/trace.dat" -- "$W/work.sh" >"$W/rec.out" 2>"$W/rec.err"
+rc=$?
+size=$(stat -c %s "$W/trace.dat" 2>/dev/null || echo 0)
+magic=$(head -c 12 "$W/trace.dat" 2>/dev/null | od -An -c | tr -s ' ')
+if [ $rc = 0 ] && [ "$size" -gt 4096 ] && [ "$magic" = " 027 \b D t r a c i n g 6 \\0" ]; then
+	pass "record: exit 0, $size bytes, trace.dat version 6"
+else
+	fail "record: exit $rc, $size bytes, magic '$magic'" "$W/rec.err"
+fi
+subbufs=$(awk '/^total:/ { print $6 }' "$W/rec.err")
+if [ -n "$subbufs" ] && [ "$subbufs" -gt 0 ] && grep -aq flyrecord "$W/trace.dat" &&
+   [ "$size" -ge $((subbufs * 4096)) ]; then
+	pass "record: a flyrecord section and room for the $subbufs sub-buffers"
+else
+	fail "record: structure ($subbufs sub-buffers, $size bytes)" "$W/rec.err"
+fi
+if marker_check "$W/rec.out" >"$W/check.out"; then
+	pass "record -p: every marker once, in order per CPU"
+else
+	fail "record -p: markers" "$W/check.out"
+fi
+
+# 14-15: settings changed for the capture, and put back after it
+snapshot >"$W/before"
+$FTMMAP stream -b 8 -m 256 -e sched:sched_switch -- \
+	sh -c "cat $T/buffer_subbuf_size_kb $T/buffer_size_kb $T/events/sched/sched_switch/enable $T/tracing_on >$W/during" \
+	>/dev/null 2>"$W/set.err"
+snapshot >"$W/after"
+set -- $(cat "$W/during")
+# buffer_size_kb rounds up to whole sub-buffers
+if [ "$1" = 8 ] && [ "$2" -ge 256 ] && [ "$2" -lt 300 ] && [ "$3" = 1 ] && [ "$4" = 1 ]; then
+	pass "-b 8 -m 256 -e sched:sched_switch: set during the capture"
+else
+	fail "settings during the capture: $(tr '\n' ' ' <"$W/during")" "$W/set.err"
+fi
+if cmp -s "$W/before" "$W/after"; then
+	pass "settings put back after the capture"
+else
+	diff "$W/before" "$W/after" | sed 's/^/# /'
+	fail "settings not put back" "$W/set.err"
+fi
+
+# 16-17: instances: -B creates and removes one, -i uses an existing one
+$FTMMAP stream -B ftmtest -e ftrace:print -- \
+	sh -c "echo in-new-instance >$T/instances/ftmtest/trace_marker; echo top >$T/trace_marker" \
+	>"$W/inst.out" 2>"$W/inst.err"
+if grep -q 'tracing_mark_write: in-new-instance$' "$W/inst.out" &&
+   ! grep -q 'tracing_mark_write: top$' "$W/inst.out" && [ ! -e $T/instances/ftmtest ]; then
+	pass "-B: traces the new instance alone, removes it after"
+else
+	fail "-B instance" "$W/inst.out" "$W/inst.err"
+fi
+mkdir $T/instances/ftmkeep
+$FTMMAP stream -i ftmkeep -e ftrace:print -- \
+	sh -c "echo in-instance >$T/instances/ftmkeep/trace_marker" >"$W/inst.out" 2>"$W/inst.err"
+if grep -q 'tracing_mark_write: in-instance$' "$W/inst.out" && [ -d $T/instances/ftmkeep ]; then
+	pass "-i: traces an existing instance, keeps it"
+else
+	fail "-i instance" "$W/inst.out" "$W/inst.err"
+fi
+rmdir $T/instances/ftmkeep
+
+# 18: Ctrl-C ends a capture without a command, which gives the events and
+# puts everything back
+snapshot >"$W/before"
+$FTMMAP stream -e ftrace:print -e sched:sched_switch >"$W/int.out" 2>"$W/int.err" &
+pid=$!
+i=0
+while [ $i -lt 100 ]; do	# started: buffers open, tracing back on
+	[ "$(ls -l /proc/$pid/fd 2>/dev/null | grep -c trace_pipe_raw)" = "$NCPU" ] &&
+		[ "$(cat $T/tracing_on)" = 1 ] && break
+	usleep 100000
+	i=$((i + 1))
+done
+echo before-ctrl-c >$T/trace_marker
+usleep 300000
+kill -INT $pid
+wait $pid
+rc=$?
+snapshot >"$W/after"
+if [ $rc = 0 ] && grep -q 'tracing_mark_write: before-ctrl-c$' "$W/int.out" &&
+   grep -q '^total: ' "$W/int.err" && cmp -s "$W/before" "$W/after"; then
+	pass "SIGINT: stops, drains, prints the totals, puts everything back"
+else
+	echo "# rc=$rc"
+	diff "$W/before" "$W/after" | sed 's/^/# /'
+	fail "SIGINT" "$W/int.err"
+fi
+
+# 19-25: bad input: exit 2, one line, nothing changed
+one_error "unknown option" $FTMMAP stream --bogus
+one_error "unknown event" $FTMMAP stream -e sched:no_such_event
+one_error "unknown instance" $FTMMAP stream -i no_such_instance
+one_error "invalid sub-buffer size" $FTMMAP stream -b 3
+one_error "record without -o" $FTMMAP record
+one_error "a valid event after an unknown one" $FTMMAP stream -e sched:sched_switch -e nosys
+if ! grep -q '^nobody:' /etc/passwd 2>/dev/null; then
+	echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>/etc/passwd
+	echo 'nogroup:x:65534:' >>/etc/group
+fi
+one_error "not root" su -s /bin/sh nobody -c "$(command -v $FTMMAP) stream"
+
+# 26: stats
+$FTMMAP stats -d 2 >"$W/stats.out" 2>"$W/stats.err"
+rc=$?
+rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9-]+$' "$W/stats.out")
+if [ $rc = 0 ] && [ "$rows" = $((3 * NCPU)) ] && [ ! -s "$W/stats.err" ]; then
+	pass "stats -d 2: three refreshes of $NCPU CPU rows from the meta-pages"
+else
+	fail "stats -d 2: exit $rc, $rows rows" "$W/stats.out" "$W/stats.err"
+fi
+
+rm -rf "$W"
+exit $((failed != 0))
