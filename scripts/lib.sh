@@ -181,6 +181,20 @@ run_logged() {
 	return "$rc"
 }
 
+# ksft_install SELFTESTS OBJDIR DEST LOG: build the ring-buffer kselftests
+# of the selftests folder SELFTESTS for the guest (its uapi headers in
+# $GUEST/headers, statically linked, cross-compiled for arm64) and install
+# them into DEST, with the build's output in LOG.
+ksft_install() {
+	local cross=()
+	[ -z "$CROSS" ] || cross=(ARCH="$KARCH" CROSS_COMPILE="$CROSS")
+	run_logged "$4" make -C "$1" -j"$JOBS" "${cross[@]}" \
+		TARGETS=ring-buffer O="$2" \
+		KHDR_INCLUDES="-isystem $GUEST/headers/include" \
+		USERCFLAGS="${GUEST_CFLAGS[*]}" USERLDFLAGS="-static ${GUEST_CFLAGS[*]}" \
+		KSFT_INSTALL_PATH="$3" install
+}
+
 # Seconds since the epoch, and a duration as "Mm SSs".
 now_s() { date +%s; }
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }

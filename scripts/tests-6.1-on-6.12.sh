@@ -64,17 +64,11 @@ done
 [ "$(grep -c '^TEST_F_LEFT_OUT(' "$shadow"/ring-buffer/*_test.c | awk -F: '{ n += $2 } END { print n }')" \
 	= "${#EXCLUDE[@]}" ] || die "not every test of EXCLUDE was found in the 6.1 selftests"
 
-ksft_arch=()
-[ -z "$CROSS" ] || ksft_arch=(ARCH="$KARCH" CROSS_COMPILE="$CROSS")
 inst=$OBJ/${GUEST_TAG}kselftest-6.1-install
-# Always from scratch: make cannot tell which harness built the objects.
+# Always from scratch: the sources were just copied.
 rm -rf "$inst" "$OBJ/${GUEST_TAG}kselftest-6.1"
 say "building the 6.1 series' ring-buffer selftests against the 6.12 headers ($KARCH)"
-run_logged "$LOGS/${GUEST_TAG}kselftest-6.1.log" make -C "$shadow" -j"$JOBS" "${ksft_arch[@]}" \
-	TARGETS=ring-buffer O="$OBJ/${GUEST_TAG}kselftest-6.1" \
-	KHDR_INCLUDES="-isystem $GUEST/headers/include" \
-	USERCFLAGS="${GUEST_CFLAGS[*]}" USERLDFLAGS="-static ${GUEST_CFLAGS[*]}" \
-	KSFT_INSTALL_PATH="$inst" install ||
+ksft_install "$shadow" "$OBJ/${GUEST_TAG}kselftest-6.1" "$inst" "$LOGS/${GUEST_TAG}kselftest-6.1.log" ||
 	die "the 6.1 ring-buffer selftests do not build against the 6.12 headers"
 
 dest=$GUEST/kselftest/ring-buffer-6.1

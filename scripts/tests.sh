@@ -24,18 +24,11 @@ run_logged "$LOGS/${GUEST_TAG}headers.log" "${KMAKE[@]}" O="$OBJ/${GUEST_TAG}hea
 
 ksft_src=$SRC/tools/testing/selftests
 ksft_log=$LOGS/${GUEST_TAG}kselftest.log
-# Cross builds: the selftests' lib.mk takes CC from CROSS_COMPILE.
-ksft_arch=()
-[ -z "$CROSS" ] || ksft_arch=(ARCH="$KARCH" CROSS_COMPILE="$CROSS")
 rm -rf "$GUEST/kselftest"
 mkdir -p "$GUEST/kselftest"
 if [ -f "$ksft_src/ring-buffer/Makefile" ]; then
 	say "building kselftests (TARGETS=ring-buffer, static, $KARCH)"
-	run_logged "$ksft_log" make -C "$ksft_src" -j"$JOBS" "${ksft_arch[@]}" \
-		TARGETS=ring-buffer O="$OBJ/${GUEST_TAG}kselftest" \
-		KHDR_INCLUDES="-isystem $GUEST/headers/include" \
-		USERCFLAGS="${GUEST_CFLAGS[*]}" USERLDFLAGS="-static ${GUEST_CFLAGS[*]}" \
-		KSFT_INSTALL_PATH="$GUEST/kselftest" install ||
+	ksft_install "$ksft_src" "$OBJ/${GUEST_TAG}kselftest" "$GUEST/kselftest" "$ksft_log" ||
 		die "the ring-buffer kselftests do not build (see $ksft_log)"
 	[ -s "$GUEST/kselftest/kselftest-list.txt" ] ||
 		die "the ring-buffer kselftests installed no test (see $ksft_log)"
