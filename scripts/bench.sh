@@ -1,24 +1,51 @@
 #!/usr/bin/env bash
-# Drain cost of read() against the mapping, on our kernels and on mainline.
+# make bench: the benchmark suite.  Figures, a results file and plots.
 #
 #   bench.sh
 #
-# Boots our normal kernel, 6.12 with our mainline series (patches/6.12/)
-# and Debian's 6.12 kernel (mainline's mapping) with the same guest, one
-# vCPU, under "-icount shift=0,sleep=off": guest time then counts
-# instructions, so the numbers repeat on a noisy host.
-# In each guest, user/bench.c fills one CPU's buffer (4 KiB sub-buffers)
-# with EVENTS trace_marker events, drains it with read() of trace_pipe_raw
-# and again through the mapping, and checks that every event is seen once.
+# Four kernels, booted with the same guest (initramfs, programs, workload):
+#   ours      6.1 + this series (patches/)
+#   base      the unpatched 6.1 it applies to (no mapping, no sub-buffer size)
+#   6.12+ours Debian's 6.12 + our mainline series (patches/6.12/)
+#   mainline  Debian's own 6.12 kernel (mainline's mapping, unchanged)
+# Every boot has one vCPU under "-icount shift=0,sleep=off": the guest clock
+# counts instructions, so a figure repeats to the instruction on the same
+# kernel whatever the host does, and two boots run at once (BENCH_JOBS).
+# Each figure comes from its own boot (user/bench.c, ftmmap-bench):
+#   drain    per kernel, sub-buffer size (4 8 16 64 512 KiB; base: 4) and
+#            method (read, splice-null, splice-file, mmap): the cost of
+#            draining a full buffer, per event and per sub-buffer; the read
+#            boot also times the walk of the events with libtraceevent
+#            ("parse"), what any method adds on top
+#   writer   per kernel, trace_marker and a syscall event, with the buffer
+#            mapped and without (base: without)
+#   setup    per kernel with the mapping and buffer size (1 16 128 MiB):
+#            open+mmap and munmap+close
+#   tools    scripts/bench-tools.sh: ftmmap against trace-cmd on our kernel
+# The results go to docs/bench/results.csv (kernel,measure,variant,size,
+# figure,value; sorted) and the plots to docs/bench/*.svg, drawn with
+# gnuplot by scripts/bench-report.py, which also prints the figures that
+# changed against the results file as it was, and fails when:
+#   mapping drain > MAX_DRAIN (0.85) x read() at 4 KiB, on ours and 6.12+ours
+#   writer cost   > MAX_WRITER (1.02) x base's, on ours (mapped or not)
 #
-# Environment: EVENTS (100000), MAX_RATIO (0.85: our kernels fail above
-# it), MAINLINE_KERNEL (a bzImage to use instead of Debian's 6.12).
+# Environment: BENCH_JOBS (2), BENCH_ONLY (a regex: only the boots whose tag
+# matches, for trying things out; the results file is then not written),
+# MAINLINE_KERNEL (a bzImage instead of Debian's 6.12), MAX_DRAIN, MAX_WRITER.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-EVENTS=${EVENTS:-100000}
-MAX_RATIO=${MAX_RATIO:-0.85}
-icount="-icount shift=0,sleep=off"
+JOBS_AT_ONCE=${BENCH_JOBS:-2}
+OUT=$TOP/docs/bench
+res=$BUILD/bench
+# The guest clock counts instructions and starts at the same date, and the
+# kernel does not randomize its layout or stack offsets: what a boot does
+# depends on nothing outside the guest.
+icount="-icount shift=0,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm"
+append="nokaslr randomize_kstack_offset=off"
+SIZES=(4 8 16 64 512)
+METHODS=(read splice-null splice-file mmap)
+start_all=$(now_s)
 
 # Debian's newest 6.12 cloud kernel: a plain bzImage that boots in QEMU.
 mainline_kernel() {
@@ -28,63 +55,124 @@ mainline_kernel() {
 		return
 	fi
 	mkdir -p "$dir"
-	pkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb12-cloud-amd64-unsigned$' |
-		awk '{print $1}' | sort -V | tail -1)
-	[ -n "$pkg" ] || die "no linux-image-6.12 cloud package known to apt (apt-get update?)"
 	if ! ls "$dir"/x/boot/vmlinuz-* >/dev/null 2>&1; then
+		pkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb12-cloud-amd64-unsigned$' |
+			awk '{print $1}' | sort -V | tail -1)
+		[ -n "$pkg" ] || die "no linux-image-6.12 cloud package known to apt (apt-get update?)"
 		note "fetching $pkg" >&2
 		(cd "$dir" && apt-get download -q "$pkg" >/dev/null) ||
 			die "apt-get download $pkg failed"
 		deb=$(ls "$dir"/*.deb | head -1)
 		dpkg-deb -x "$deb" "$dir/x"
 	fi
-	ls "$dir"/x/boot/vmlinuz-* | head -1
+	ls "$dir"/x/boot/vmlinuz-* | sort -V | tail -1
 }
 
-# run LABEL KERNEL ARGS: boot in bench mode, print the result line
-run() {
-	local label=$1 kernel=$2 args=$3 log
-	say "bench: $label" >&2
-	KERNEL=$kernel SMP=1 QEMU_EXTRA="$icount" ARGS="$args" \
-		"$(dirname "$0")/boot.sh" normal bench >"$LOGS/bench-$label.out" 2>&1 || {
-		sed -n '/result:/p;/not ok/p' "$LOGS/bench-$label.out"
-		die "bench on $label failed: see ${LOGS#"$TOP"/}/bench-$label.out"
-	}
-	log=$LOGS/other-bench.log
-	cp "$log" "$LOGS/bench-$label.log"
-	grep -o 'result: .*' "$log" | tail -1
+# The unpatched base: a worktree of the scratch tree at "base", built with
+# the same config as ours into $OBJ/base.
+base_kernel() {
+	local wt=$BUILD/base-src want
+	want=$(sgit rev-parse base)
+	if [ "$(git -C "$wt" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
+		rm -rf "$wt"
+		sgit worktree prune
+		sgit worktree add -q --detach "$wt" "$want" >/dev/null ||
+			die "cannot check the base out into $wt"
+	fi
+	WORKTREE=$wt "$(dirname "$0")/kernel.sh" normal base >&2
+	echo "$OBJ/base/arch/x86/boot/bzImage"
 }
 
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
-
-mkdir -p "$LOGS"
+mkdir -p "$LOGS" "$OUT"
 "$(dirname "$0")/kernel.sh" normal
 "$(dirname "$0")/tests.sh"
 "$(dirname "$0")/initramfs.sh"
-
-ours=$(run ours "$OBJ/normal/arch/x86/boot/bzImage" "-n,$EVENTS,-r,$MAX_RATIO")
-# 6.12 with our mainline series (patches/6.12/), booted with the same guest
+# bench-tools.sh's guest, built now: nothing is rebuilt while guests run
+"$(dirname "$0")/trace.sh" --ensure
+declare -A kernel
+kernel[ours]=$OBJ/normal/arch/x86/boot/bzImage
+kernel[base]=$(base_kernel)
 SERIES=6.12 "$(dirname "$0")/tree.sh" --keep-work
 SERIES=6.12 "$(dirname "$0")/kernel.sh" normal
-ours612=$(run 6.12+series "$BUILD/obj-6.12/normal/arch/x86/boot/bzImage" "-n,$EVENTS,-r,$MAX_RATIO")
-main_k=$(mainline_kernel)
-mainline=$(run mainline "$main_k" "-n,$EVENTS")
+kernel[6.12+ours]=$BUILD/obj-6.12/normal/arch/x86/boot/bzImage
+kernel[mainline]=$(mainline_kernel)
 
-echo
-printf '%-12s %12s %12s %14s %14s %8s\n' kernel "read/subbuf" "mmap/subbuf" "read total" "mmap total" "mmap/read"
-for r in "ours:$ours" "6.12+series:$ours612" "mainline:$mainline"; do
-	label=${r%%:*}
-	line=${r#*:}
-	rn=$(field read_ns "$line")
-	rc=$(field read_calls "$line")
-	mn=$(field mmap_ns "$line")
-	mc=$(field get_reader_calls "$line")
-	printf '%-12s %12d %12d %14d %14d %8s\n' "$label" $((rn / rc)) $((mn / mc)) "$rn" "$mn" \
-		"$(field ratio "$line")"
+# The boots: TAG KERNEL ARGS (comma-separated ftmmap-bench arguments)
+plan() {
+	local k s m
+	for k in ours 6.12+ours mainline base; do
+		for s in "${SIZES[@]}"; do
+			[ "$k" != base ] || [ "$s" = 4 ] || continue
+			for m in "${METHODS[@]}"; do
+				[ "$k" != base ] || [ "$m" != mmap ] || continue
+				echo "$k.drain.$m.$s $k drain,-s,$s,-m,$m"
+			done
+		done
+		echo "$k.writer $k writer"
+		[ "$k" = base ] && continue
+		echo "$k.writer-mapped $k writer,-M"
+		for s in 1 16 128; do
+			echo "$k.setup.$s $k setup,-b,$s"
+		done
+	done
+	echo "tools - -"
+}
+
+# one TAG KERNEL ARGS: boot, keep the "# result:" lines in $res/TAG.res
+one() {
+	local tag=$1 k=$2 args=$3 log=$LOGS/bench-$1-bench.log
+	if [ "$tag" = tools ]; then
+		: >"$res/tools.csv"
+		if BENCH_TOOLS_CSV=$res/tools.csv "$(dirname "$0")/bench-tools.sh" \
+			>"$res/tools.out" 2>&1; then
+			touch "$res/tools.ok"
+		fi
+		return 0
+	fi
+	if KERNEL=${kernel[$k]} RUN_NAME=bench-$tag SMP=1 QEMU_EXTRA="$icount" ARGS="$args" APPEND="$append" \
+		TIMEOUT=1200 "$(dirname "$0")/boot.sh" normal bench >"$res/$tag.out" 2>&1; then
+		tr -d '\r' <"$log" | sed -n "s/^# result: /kernel=$k /p" >"$res/$tag.res"
+		[ -s "$res/$tag.res" ] && touch "$res/$tag.ok"
+	fi
+	return 0
+}
+
+rm -rf "$res"
+mkdir -p "$res"
+only() {
+	if [ -z "${BENCH_ONLY:-}" ]; then cat; else grep -E "^(${BENCH_ONLY})"; fi
+}
+mapfile -t boots < <(plan | only)
+say "bench: ${#boots[@]} runs, $JOBS_AT_ONCE at once (one vCPU each, -icount shift=0,sleep=off)"
+n=0
+for b in "${boots[@]}"; do
+	read -r tag k args <<<"$b"
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS_AT_ONCE" ]; do
+		wait -n || true
+	done
+	n=$((n + 1))
+	note "[$n/${#boots[@]}] $tag"
+	one "$tag" "$k" "$args" &
 done
-echo "(guest nanoseconds under -icount shift=0: instructions; $EVENTS events, 4 KiB sub-buffers;"
-echo " mainline: $(basename "$main_k"))"
+wait
+failed=()
+for b in "${boots[@]}"; do
+	read -r tag _ <<<"$b"
+	[ -f "$res/$tag.ok" ] || failed+=("$tag")
+done
+if [ ${#failed[@]} != 0 ]; then
+	for tag in "${failed[@]}"; do
+		warn "bench run $tag failed (see ${res#"$TOP"/}/$tag.out):"
+		grep -hE 'not ok|Bail out|FAIL|ERROR' "$res/$tag.out" | head -5 >&2 || true
+	done
+	die "${#failed[@]} bench runs failed"
+fi
+note "runs done in $(fmt_secs $(($(now_s) - start_all)))"
 
-# The consumer tool against trace-cmd record (issue 8): instructions per event
-echo
-"$(dirname "$0")/bench-tools.sh"
+cat "$res"/*.res >"$res/all.res"
+args=("$res/all.res" "$res/tools.csv" "$OUT")
+[ -z "${BENCH_ONLY:-}" ] || args+=(--dry-run)
+MAX_DRAIN=${MAX_DRAIN:-0.85} MAX_WRITER=${MAX_WRITER:-1.02} \
+	python3 "$(dirname "$0")/bench-report.py" "${args[@]}" \
+	--mainline "$(basename "${kernel[mainline]}")"
+note "make bench took $(fmt_secs $(($(now_s) - start_all)))"

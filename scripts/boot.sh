@@ -11,8 +11,9 @@
 # QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage, or arm64
 # Image, instead of ours), ARGS (comma-separated arguments for bench mode), MEM (2G),
 # DISK (a raw image attached as /dev/vda),
-# ALLOW_NO_TESTS=1 (no ring-buffer kselftest is not a failure), V=1 (show
-# the whole console while it runs).
+# RUN_NAME (with KERNEL: the logs' name, "other"; bench.sh boots several at
+# once), APPEND (more kernel command line), ALLOW_NO_TESTS=1 (no ring-buffer
+# kselftest is not a failure), V=1 (show the whole console while it runs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -54,6 +55,7 @@ command -v "${qemu[0]}" >/dev/null || die "${qemu[0]} is missing: run 'make deps
 
 cmdline="console=$console printk.time=1 panic=-1 ftmmap.mode=$mode"
 [ -z "${ARGS:-}" ] || cmdline+=" ftmmap.args=$ARGS"
+[ -z "${APPEND:-}" ] || cmdline+=" $APPEND"
 # demo and bench: only warnings and errors from the kernel on the console.
 case $mode in demo | bench) cmdline+=" loglevel=5" ;; esac
 # The events the tests and the tool enable, enabled while one CPU runs:
@@ -81,7 +83,7 @@ mkdir -p "$LOGS"
 run=$flavour
 label=$flavour
 if [ -n "${KERNEL:-}" ]; then
-	run=other
+	run=${RUN_NAME:-other}
 	label="other (KERNEL=$KERNEL)"
 fi
 log=$LOGS/$run-$mode.log

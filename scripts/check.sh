@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make check: the whole pipeline, stage by stage, with timings.
 #   deps -> tree -> series (apply, checkpatch) -> normal kernel -> bisect
-#   -> lint (W=1, sparse) -> config matrix (W=1) -> guest programs
+#   -> lint (W=1, sparse) -> config matrix (W=1) -> bench plots (the
+#   committed plots are those of docs/bench/results.csv) -> guest programs
 #   -> boot normal -> the 6.12 series: tree, apply, checkpatch, kernel,
 #   bisect, guest, boot -> arm64 kernel, guest programs, boot -> debug
 #   kernel -> boot debug -> verdict
@@ -86,6 +87,7 @@ stage kernel "$S/kernel.sh" normal
 stage bisect "$S/bisect.sh" --skip-head
 stage lint "$S/lint.sh"
 stage matrix "$S/matrix.sh"
+stage bench-plots python3 "$S/bench-report.py" --check "$TOP/docs/bench"
 stage tests "$S/tests.sh"
 stage initramfs "$S/initramfs.sh"
 boot_stage normal

@@ -21,6 +21,8 @@ PKGS=(
 	# trace-cmd report reads ftmmap's trace.dat files (trace-check.sh);
 	# trace-cmd record runs in the guest (bench-tools.sh)
 	trace-cmd
+	# make bench draws its plots (and make check checks them) with gnuplot
+	gnuplot-nox
 )
 
 missing=()

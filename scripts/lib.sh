@@ -53,6 +53,9 @@ case $SERIES in
 	exit 1
 	;;
 esac
+# WORKTREE: build from this checkout of the scratch tree instead (bench.sh
+# builds the unpatched base from $BUILD/base-src, a git worktree at "base").
+[ -z "${WORKTREE:-}" ] || SRC=$WORKTREE
 
 # Identity used for commits in the scratch tree and for git am.
 GIT_IDENT_NAME=ftrace-mmap-6.1
@@ -138,7 +141,7 @@ series_hash() {
 }
 
 need_tree() {
-	[ -d "$SRC/.git" ] || die "no scratch tree at $SRC: run 'make tree' first"
+	[ -e "$SRC/.git" ] || die "no scratch tree at $SRC: run 'make tree' first"
 }
 
 # run_logged LOG CMD...: run CMD with its output in LOG, printing a progress
