@@ -11,7 +11,8 @@ prefixed with kernel=NAME; TOOLS_CSV the lines of bench-tools.sh
 OUT/results.csv (kernel,measure,variant,size,figure,value, sorted), then the
 plots OUT/*.svg with gnuplot, says which figures and plots changed, and exits
 with 1 when a bound is passed (environment MAX_DRAIN, MAX_WRITER).
---dry-run prints the figures and the bounds only.
+--dry-run (a part of the suite) writes RESULTS' figures beside it (.csv) and
+compares them with OUT's, which it leaves as they are.
 --plots only draws; --check draws in memory and compares with OUT's plots.
 """
 import csv
@@ -324,9 +325,17 @@ def main(argv):
     rows = parse_results(results, tools)
     print(table(rows, mainline))
     bad = check_bounds(rows)
-    if not dry:
-        csv_path = os.path.join(out, "results.csv")
-        old = read_csv(csv_path)
+    csv_path = os.path.join(out, "results.csv")
+    old = read_csv(csv_path)
+    if dry:
+        # A part of the suite: compare the figures it made, write them aside
+        write_csv(rows, os.path.splitext(results)[0] + ".csv")
+        diff = [k for k in sorted(rows) if old.get(k) != rows[k]]
+        print(f"\n{len(rows)} figures, {len(rows) - len(diff)} as in "
+              f"{os.path.relpath(csv_path)}, {len(diff)} changed or new")
+        for k in diff[:40]:
+            print(f"  {','.join(k)}: {old.get(k, '(none)')} -> {rows[k]}")
+    else:
         write_csv(rows, csv_path)
         diff = [k for k in sorted(set(old) | set(rows)) if old.get(k) != rows.get(k)]
         print(f"\n{os.path.relpath(csv_path)}: {len(rows)} figures, "
