@@ -5,12 +5,11 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
 
-# The 6.12 scratch tree is Debian's tarball, without mainline's history:
+# The scratch trees are Debian's tarballs, without mainline's history:
 # checkpatch cannot look up the commits that Fixes: tags name there and
 # would call every one unknown.  Those tags are listed instead, for review.
-ignore=()
-if [ "$SERIES" = 6.12 ]; then
-	ignore=(--ignore UNKNOWN_COMMIT_ID)
+ignore=(--ignore UNKNOWN_COMMIT_ID)
+if series_files | xargs grep -q '^Fixes:'; then
 	note "Fixes: tags (not looked up: the tree has no mainline history):"
 	series_files | xargs grep -h '^Fixes:' | sort | uniq -c | sed 's/^/    /'
 fi
