@@ -11,8 +11,8 @@
 # QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage, or arm64
 # Image, instead of ours), ARGS (comma-separated arguments for bench mode), MEM (2G),
 # DISK (a raw image attached as /dev/vda),
-# RUN_NAME (with KERNEL: the logs' name, "other"; bench.sh boots several at
-# once), APPEND (more kernel command line), ALLOW_NO_TESTS=1 (no ring-buffer
+# RUN_NAME (the logs' name: FLAVOUR, or "other" with KERNEL; bench.sh boots
+# several at once), APPEND (more kernel command line), ALLOW_NO_TESTS=1 (no ring-buffer
 # kselftest is not a failure), V=1 (show the whole console while it runs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -80,7 +80,7 @@ if [ "$mode" = shell ]; then
 fi
 
 mkdir -p "$LOGS"
-run=$flavour
+run=${RUN_NAME:-$flavour}
 label=$flavour
 if [ -n "${KERNEL:-}" ]; then
 	run=${RUN_NAME:-other}

@@ -24,7 +24,9 @@
 #
 # Environment: SMP (4 vCPUs), TIMEOUT, QEMU_EXTRA (as boot.sh), DISK_MB (size
 # of the disk, 512: the results must fit), TRACE_LOG (keep the console log
-# under this name in the logs folder as well).
+# under this name in the logs folder as well), RUN_NAME and TRACE_WORK (the
+# console log's name and the disk's folder, for runs at once; normal and
+# build/trace).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 set_flavour normal
@@ -55,14 +57,14 @@ ensure_guest() {
 # the guest's tar stream unpacked into RESULTS.
 run_job() {
 	local dir=$1 res=$2 work disk rc=0
-	work=$BUILD/trace
+	work=${TRACE_WORK:-$BUILD/trace}
 	disk=$work/disk.img
 	mkdir -p "$work" "$LOGS"
 	rm -f "$disk"
 	tar -cf "$disk" -C "$dir" --owner=0 --group=0 . || die "cannot write the job to $disk"
 	truncate -s "${DISK_MB:-512}M" "$disk"
 	DISK=$disk "$S/boot.sh" normal trace || rc=$?
-	[ -z "${TRACE_LOG:-}" ] || cp "$LOGS/normal-trace.log" "$LOGS/$TRACE_LOG.log"
+	[ -z "${TRACE_LOG:-}" ] || cp "$LOGS/${RUN_NAME:-normal}-trace.log" "$LOGS/$TRACE_LOG.log"
 	rm -rf "$res"
 	mkdir -p "$res"
 	# The guest's results start at the first byte; a disk it did not write
