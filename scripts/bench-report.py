@@ -50,6 +50,9 @@ def parse_results(path, tools_path):
             put(*key, "ns", ns)
             put(*key, "ns_per_event", ns / ev)
             put(*key, "ns_per_subbuf", round(ns / sb))
+            if "max_call_ns" in kv:
+                put(*key, "max_call_ns", int(kv["max_call_ns"]))
+                put(*key, "max_call_events", int(kv["max_call_events"]))
         elif m == "writer":
             ev, ns = int(kv["events"]), int(kv["ns"])
             key = (k, m, kv["event"] + ("-mapped" if kv["mapped"] == "1" else ""), "")
@@ -178,6 +181,13 @@ def table(rows, mainline):
                  for n in ["events", "lost", "total", "marginal", "tracing"]}
             add(f"    {w[6:]:10} {t:22} {f['events']:8.0f} {f['lost']:6.0f} {f['total']:7.0f}"
                   f" {f['marginal']:9.0f} {f['tracing']:8.0f}")
+        for w in sorted({w for w, _ in tools}):
+            for a, b in [("ftmmap", "trace-cmd"), ("ftmmap", "trace-cmd-v6"),
+                         ("ftmmap-stream", "trace-cmd-stream")]:
+                ra, rb = (get(rows, "ours", w, a, "", "total"),
+                          get(rows, "ours", w, b, "", "total"))
+                if ra is not None and rb:
+                    add(f"    {w[6:]:10} {a} / {b}: total {ra / rb:.3f}")
     return "\n".join(out) + "\n"
 
 
@@ -262,10 +272,13 @@ def plots(rows, out):
                 lines.append(f'"{w[6:]} {fig}" ' + " ".join(v(get(rows, "ours", w, t, "", fig))
                                                             for t in tools))
         p = dat("tools.dat", lines)
+        # streams format every event: ten times what recording costs
         scripts["tools"] = (GNUPLOT_HEAD + "set style data histogram\n"
                             "set style histogram clustered gap 1\n"
                             "set style fill solid border -1\n"
-                            "set ylabel 'instructions per event'\nset yrange [0:*]\n"
+                            "set logscale y\n"
+                            "set ylabel 'instructions per event (log scale)'\n"
+                            "set yrange [100:*]\n"
                             f"plot for [i=2:{len(tools) + 1}] '{p}' using i:xtic(1)"
                             " title columnheader(i)\n")
     svgs = {"tables.md": "# make bench: the figures of docs/bench/results.csv\n\n"

@@ -1,27 +1,47 @@
 #!/usr/bin/env bash
-# ftmmap record against Debian's trace-cmd record (3.1.6), both run in the
-# patched guest: guest instructions per event, writer plus consumer.
+# ftmmap against Debian's trace-cmd (3.1.6), both run in the patched guest:
+# guest instructions per event, writer plus consumer.
 #
-#   bench-tools.sh
+#   bench-tools.sh [WORKLOAD]...      markers, pingpong (default: both)
 #
 # One vCPU under "-icount shift=0,sleep=off": a guest nanosecond is one
-# instruction.  The workload (a static C program, built here and carried
-# on the disk with the job, see scripts/trace.sh --job): two processes pass
-# a byte back and forth through pipes ROUNDS times, each writes a marker to
-# trace_marker before it passes it: per round 2 markers, 2 sched_wakeup and 2
-# sched_switch events.  In one boot the guest runs it
-#   bare      tracing off (the workload alone)
-#   ftmmap    ftmmap record -o FILE -- workload         (markers, switch, wakeup)
-#   trace-cmd trace-cmd record -e sched:sched_switch -e sched:sched_wakeup
-#             -o FILE -- workload                       (markers are always on):
-#             its default file, version 7, compressed with zstd
-#   trace-cmd-v6  the same with --file-version 6: not compressed, the format
-#             ftmmap writes
+# instruction.  Each workload gets its own boot (RUN_NAME, TRACE_WORK: two
+# may run at once).  The workloads (one static C program, built here and
+# carried on the disk with the job, see scripts/trace.sh --job):
+#   markers   one process writes ROUNDS*6 markers of known text to
+#             trace_marker: the writer's side is one write() an event, so
+#             the consumer's share shows
+#   pingpong  two processes pass a byte back and forth through pipes ROUNDS
+#             times, each writes a marker before it passes it: per round 2
+#             markers, 2 sched_wakeup and 2 sched_switch events
+# In one boot the guest runs the workload
+#   bare             tracing off (the workload alone)
+#   ftmmap           ftmmap record -o FILE -- workload     (markers, switch, wakeup)
+#   trace-cmd        trace-cmd record -e sched:sched_switch -e sched:sched_wakeup
+#                    -o FILE -- workload                   (markers are always on):
+#                    its default file, version 7, compressed with zstd
+#   trace-cmd-v6     the same with --file-version 6: not compressed, the
+#                    format ftmmap writes
+#   ftmmap-stream    ftmmap stream -m STREAM_KB -- workload, its text into a file
+#   trace-cmd-stream trace-cmd stream -b STREAM_KB (the same events) -- workload
+#                    A stream formats every event, which costs more than the
+#                    workload makes them: on one vCPU either tool would lose
+#                    most of them (trace-cmd without saying how many), so
+#                    both get a buffer that holds the whole run (STREAM_KB,
+#                    32768 KiB), and buffer_percent 0: both wake on the
+#                    first event (with 50, trace-cmd stream waits for a
+#                    half-full buffer that this run never fills, and
+#                    does not end). markers only: on pingpong, trace-cmd
+#                    stream does not end within 600 s either way (its
+#                    recorder splices again at once when a splice
+#                    returns nothing, and takes the CPU from the
+#                    workload)
 # each with ROUNDS/5 and ROUNDS rounds, and measures the busy time of the
-# CPU over each whole command (from the tool's start to the end of its file):
-# /proc/timer_list "now" minus the CPU's idle and iowait sleep times (ns).
-# The events of each file are counted here with trace-cmd report (plus the
-# ones it shows as lost).  Printed per event, for both tools:
+# CPU over each whole command (from the tool's start to the end of its
+# output): /proc/timer_list "now" minus the CPU's idle and iowait sleep
+# times (ns).  The events of each file are counted here with trace-cmd
+# report, those of a stream from its lines, in the guest; both plus the
+# ones shown as lost.  Printed per event, for every tool:
 #   total     busy time of the whole run / events          (the issue's figure)
 #   marginal  (busy(ROUNDS) - busy(ROUNDS/5)) / (events(ROUNDS) - events(ROUNDS/5)):
 #             without what a run costs whatever its size (start-up, formats,
@@ -29,11 +49,16 @@
 #   tracing   (busy(ROUNDS) - busy(bare, ROUNDS)) / events: what tracing adds
 #             to the workload, the writer's side (recording each event) plus
 #             the consumer, without the workload's own work
-# and the ratios ftmmap / trace-cmd (goal: at most MAX_RATIO, 0.8).  It
-# fails when a run fails or a file does not open in trace-cmd report; the
-# ratio is reported, not enforced (BENCH_ENFORCE=1: fail above MAX_RATIO).
+# and the ratios ftmmap / trace-cmd, record against record and stream
+# against stream (goal for record: at most MAX_RATIO, 0.8).  It fails when a
+# run fails or a file does not open in trace-cmd report; the ratio is
+# reported, not enforced (BENCH_ENFORCE=1: fail above MAX_RATIO).
 #
-# Environment: ROUNDS (50000), MAX_RATIO (0.8), BENCH_ENFORCE, TIMEOUT (1800).
+# Environment: ROUNDS (50000), STREAM_KB (32768), MAX_RATIO (0.8),
+# BENCH_ENFORCE, TIMEOUT (1800), BENCH_TOOLS_CSV (append "workload,tool,
+# events,lost,busy_instr,total,marginal,tracing" lines there: bench.sh's
+# results file), QEMU_EXTRA and APPEND (as boot.sh; bench.sh fixes the
+# guest's clock and layout).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 set_flavour normal
@@ -41,44 +66,75 @@ set_flavour normal
 ROUNDS=${ROUNDS:-50000}
 MAX_RATIO=${MAX_RATIO:-0.8}
 small=$((ROUNDS / 5))
-res=$BUILD/bench-tools
 command -v trace-cmd >/dev/null || die "trace-cmd is missing: run 'make deps'"
+[ $# != 0 ] || set -- markers pingpong
+for w; do
+	case $w in markers | pingpong) ;; *) die "unknown workload '$w' (markers, pingpong)" ;; esac
+done
 
 job=$(mktemp -d)
 trap 'rm -rf "$job"' EXIT
 cat >"$job/wl.c" <<'EOF'
-/* ROUNDS round trips between two processes, a marker before each pass. */
+/*
+ * wl markers N: N markers from one process.
+ * wl pingpong N: N round trips between two processes, a marker before
+ * each pass.
+ * wl align: sleep until the next whole second of CLOCK_MONOTONIC.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Fails with tracing off (the workload alone): that is fine */
+static void marker(int fd, const char *who, long i)
+{
+	char buf[64];
+	int len = snprintf(buf, sizeof(buf), "bench %s round %ld", who, i);
+
+	if (write(fd, buf, len) < 0 && errno != EBADF)
+		exit(1);
+}
 
 static void pass(int fd, const char *who, long i, int out, int in, int first)
 {
-	char buf[64], c = 0;
-	int len;
+	char c = 0;
 
 	if (!first && read(in, &c, 1) != 1)
 		exit(1);
-	len = snprintf(buf, sizeof(buf), "bench %s round %ld", who, i);
-	/* fails with tracing off (the workload alone): that is fine */
-	if (write(fd, buf, len) < 0 && errno != EBADF)
-		exit(1);
+	marker(fd, who, i);
 	if (write(out, &c, 1) != 1)
 		exit(1);
 }
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 1000, i;
+	long n = argc > 2 ? atol(argv[2]) : 1000, i;
 	int fd = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
 	int a[2], b[2], st;
 	char c;
 	pid_t pid;
 
-	if (fd < 0 || pipe(a) || pipe(b))
+	if (argc == 2 && !strcmp(argv[1], "align")) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_sec++;
+		t.tv_nsec = 0;
+		return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) ? 1 : 0;
+	}
+	if (fd < 0 || argc < 2)
+		return 1;
+	if (!strcmp(argv[1], "markers")) {
+		for (i = 0; i < n; i++)
+			marker(fd, "writer", i);
+		return 0;
+	}
+	if (strcmp(argv[1], "pingpong") || pipe(a) || pipe(b))
 		return 1;
 	pid = fork();
 	if (pid < 0)
@@ -98,93 +154,131 @@ int main(int argc, char **argv)
 EOF
 gcc -static -O2 -Wall -Wextra -o "$job/wl" "$job/wl.c" || die "the workload does not build"
 rm "$job/wl.c"
-cat >"$job/run.sh" <<EOF
-ROUNDS=$ROUNDS
-SMALL=$small
-EOF
 cat >>"$job/run.sh" <<'EOF'
-# The guest side of bench-tools.sh.
+# The guest side of bench-tools.sh: WORKLOAD, N and SMALL come first.
 T=/sys/kernel/tracing
+TC=/opt/trace-cmd/trace-cmd
+EV="-e sched:sched_switch -e sched:sched_wakeup"
 busy() {
 	awk '/^now at/ { now = $3 }
 	     /\.idle_sleeptime/ && !i { idle = $3; i = 1 }
 	     /\.iowait_sleeptime/ && !w { iowait = $3; w = 1 }
 	     END { printf "%.0f\n", now - idle - iowait }' /proc/timer_list
 }
-# one NAME ROUNDS CMD...: the busy time of CMD, its file and its output.
+# Events and losses in the text of a stream: "EVENTS LOST UNKNOWN"
+count() {
+	awk '/^CPU:[0-9]+ \[[0-9]+ EVENTS DROPPED\]$/ { sub(/^\[/, "", $2); lost += $2; next }
+	     /^CPU:[0-9]+ \[EVENTS DROPPED\]$/ { unknown++; next }
+	     /\[[0-9][0-9][0-9]\] +[0-9]+\.[0-9]+: / { ev++ }
+	     END { printf "%d %d %d\n", ev, lost, unknown }' "$1"
+}
+# one NAME N CMD...: the busy time of CMD, its file or its output's counts.
 one() {
 	name=$1
-	rounds=$2
+	n=$2
 	shift 2
-	rm -f /tmp/b.dat*
+	rm -f /tmp/b.dat* /tmp/b.out
 	sync
+	# The disk's reads and writes end when the host is done with them:
+	# start each run at a whole second of guest time, so that where the
+	# timer ticks fall in it does not depend on the host.
+	./wl align
 	t0=$(busy)
-	"$@" >/tmp/b.out 2>&1
+	"$@" >/tmp/b.out 2>/tmp/b.err
 	rc=$?
 	t1=$(busy)
-	echo "bench: $name rounds=$rounds rc=$rc busy_ns=$((t1 - t0))" | tee -a $OUT/bench.txt
-	[ $rc = 0 ] || cat /tmp/b.out
-	cp /tmp/b.out $OUT/$name.out
+	c=
+	case $name in *-stream-*) c=" counts=$(count /tmp/b.out | tr ' ' ,)" ;; esac
+	echo "bench: $name n=$n rc=$rc busy_ns=$((t1 - t0))$c" | tee -a $OUT/bench.txt
+	[ $rc = 0 ] || cat /tmp/b.err
+	cp /tmp/b.err $OUT/$name.err
+	head -n 100 /tmp/b.out >$OUT/$name.out
 	[ ! -f /tmp/b.dat ] || mv /tmp/b.dat $OUT/$name.dat
 }
 echo 0 >$T/tracing_on
-one bare-small $SMALL ./wl $SMALL
-one bare $ROUNDS ./wl $ROUNDS
+one bare-small $SMALL ./wl $WORKLOAD $SMALL
+one bare-full $N ./wl $WORKLOAD $N
 echo 1 >$T/tracing_on
-for r in small:$SMALL full:$ROUNDS; do
+for r in small:$SMALL full:$N; do
 	n=${r#*:}
 	s=${r%%:*}
-	one ftmmap-$s $n ftmmap record -o /tmp/b.dat -- ./wl $n
-	one trace-cmd-$s $n /opt/trace-cmd/trace-cmd record -e sched:sched_switch \
-		-e sched:sched_wakeup -o /tmp/b.dat -- ./wl $n
-	one trace-cmd-v6-$s $n /opt/trace-cmd/trace-cmd record --file-version 6 \
-		-e sched:sched_switch -e sched:sched_wakeup -o /tmp/b.dat -- ./wl $n
+	one ftmmap-$s $n ftmmap record -o /tmp/b.dat -- ./wl $WORKLOAD $n
+	one trace-cmd-$s $n $TC record $EV -o /tmp/b.dat -- ./wl $WORKLOAD $n
+	one trace-cmd-v6-$s $n $TC record --file-version 6 $EV -o /tmp/b.dat -- ./wl $WORKLOAD $n
+	[ "$WORKLOAD" = markers ] || continue
+	echo 0 >$T/buffer_percent
+	one ftmmap-stream-$s $n ftmmap stream -m $STREAM_KB -- ./wl $WORKLOAD $n
+	one trace-cmd-stream-$s $n $TC stream -b $STREAM_KB $EV -- ./wl $WORKLOAD $n
+	echo 50 >$T/buffer_percent
 done
 EOF
 
-say "bench-tools: ftmmap record vs trace-cmd record, $ROUNDS rounds (~$((ROUNDS * 6)) events), 1 vCPU, icount"
 "$(dirname "$0")/trace.sh" --ensure
-SMP=1 QEMU_EXTRA="-icount shift=0,sleep=off ${QEMU_EXTRA:-}" TIMEOUT=${TIMEOUT:-1800} \
-	TRACE_LOG=bench-tools "$(dirname "$0")/trace.sh" --job "$job" "$res" ||
-	die "the guest run failed (see ${LOGS#"$TOP"/}/bench-tools.log)"
-[ -f "$res/bench.txt" ] || die "the guest wrote no results (see ${LOGS#"$TOP"/}/bench-tools.log)"
 
-# events NAME: events in NAME.dat as trace-cmd report shows them, plus the
-# ones it says were lost: "EVENTS LOST".
+# events DIR NAME: events in NAME.dat as trace-cmd report shows them, plus
+# the ones it says were lost: "EVENTS LOST UNKNOWN".
 events() {
-	local f=$res/$1.dat
-	[ -f "$f" ] || die "no $1.dat from the guest (see ${LOGS#"$TOP"/}/bench-tools.log)"
-	trace-cmd report "$f" 2>"$res/$1.report-err" | awk '
+	local f=$1/$2.dat
+	[ -f "$f" ] || die "no $2.dat from the guest (see ${LOGS#"$TOP"/}/bench-tools-$w.log)"
+	trace-cmd report "$f" 2>"$1/$2.report-err" | awk '
 		/^CPU:[0-9]+ \[[0-9]+ EVENTS DROPPED\]$/ { sub(/^\[/, "", $2); lost += $2; next }
 		/^CPU:[0-9]+ \[EVENTS DROPPED\]$/ { unknown++; next }
 		/\[[0-9][0-9][0-9]\] +[0-9]+\.[0-9]+: / { ev++ }
 		END { printf "%d %d %d\n", ev, lost, unknown }' ||
-		die "trace-cmd report cannot read $1.dat: $(head -3 "$res/$1.report-err")"
+		die "trace-cmd report cannot read $2.dat: $(head -3 "$1/$2.report-err")"
 }
 
-python3 - "$res" "$MAX_RATIO" "${BENCH_ENFORCE:-0}" \
-	"$(events ftmmap-small)" "$(events ftmmap-full)" \
-	"$(events trace-cmd-small)" "$(events trace-cmd-full)" \
-	"$(events trace-cmd-v6-small)" "$(events trace-cmd-v6-full)" <<'EOF'
+for w in "$@"; do
+	case $w in markers) n=$((ROUNDS * 6)) ;; pingpong) n=$ROUNDS ;; esac
+	res=$BUILD/bench-tools/$w
+	printf 'WORKLOAD=%s\nN=%s\nSMALL=%s\nSTREAM_KB=%s\n' "$w" "$n" "$((n / 5))" \
+		"${STREAM_KB:-32768}" >"$job/head.sh"
+	cat "$job/head.sh" "$job/run.sh" >"$job/run-$w.sh"
+	mkdir -p "$job/$w"
+	cp "$job/wl" "$job/$w/"
+	cp "$job/run-$w.sh" "$job/$w/run.sh"
+	say "bench-tools: $w, $n rounds, ftmmap against trace-cmd, 1 vCPU, icount"
+	SMP=1 QEMU_EXTRA="-icount shift=0,sleep=off ${QEMU_EXTRA:-}" TIMEOUT=${TIMEOUT:-1800} \
+		RUN_NAME=bench-tools-$w TRACE_WORK=$BUILD/trace-$w TRACE_LOG=bench-tools-$w \
+		"$(dirname "$0")/trace.sh" --job "$job/$w" "$res" ||
+		die "the guest run failed (see ${LOGS#"$TOP"/}/bench-tools-$w.log)"
+	[ -f "$res/bench.txt" ] || die "the guest wrote no results (see ${LOGS#"$TOP"/}/bench-tools-$w.log)"
+	counts=()
+	for t in ftmmap trace-cmd trace-cmd-v6; do
+		for s in small full; do
+			counts+=("$t-$s=$(events "$res" "$t-$s")")
+		done
+	done
+	python3 - "$res" "$w" "$MAX_RATIO" "${BENCH_ENFORCE:-0}" "${BENCH_TOOLS_CSV:-}" \
+		"${counts[@]}" <<'EOF'
 import re, sys
 
-res, max_ratio, enforce = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
+res, workload, max_ratio, enforce, csv_path = sys.argv[1:6]
+max_ratio, enforce = float(max_ratio), enforce == "1"
 tools = ["ftmmap", "trace-cmd", "trace-cmd-v6"]
-ev = dict(zip([f"{t}-{s}" for t in tools for s in ("small", "full")],
-              [tuple(map(int, a.split())) for a in sys.argv[4:10]]))
+if workload == "markers":
+    tools += ["ftmmap-stream", "trace-cmd-stream"]
+ev = {}
+for a in sys.argv[6:]:
+    name, counts = a.split("=")
+    ev[name] = tuple(map(int, counts.split()))
 runs = {}
 for line in open(f"{res}/bench.txt"):
-    m = re.match(r"bench: (\S+) rounds=(\d+) rc=(\d+) busy_ns=(\d+)", line)
+    m = re.match(r"bench: (\S+) n=(\d+) rc=(\d+) busy_ns=(\d+)(?: counts=(\S+))?", line)
     if m:
         runs[m[1]] = (int(m[2]), int(m[3]), int(m[4]))
+        if m[5]:
+            ev[m[1]] = tuple(map(int, m[5].split(",")))
 bad = [n for n, r in runs.items() if r[1] != 0]
-if bad or len(runs) != 8:
-    sys.exit(f"ERROR: runs failed or missing in the guest: {bad or sorted(runs)}")
+if bad or len(runs) != 2 + 2 * len(tools):
+    sys.exit(f"ERROR: {workload}: runs failed or missing in the guest: {bad or sorted(runs)}")
 for n, (e, lost, unknown) in ev.items():
     if unknown:
-        print(f"WARNING: {n}: {unknown} losses of unknown size")
+        print(f"WARNING: {workload} {n}: {unknown} losses of unknown size")
+    if e == 0:
+        sys.exit(f"ERROR: {workload} {n}: no events")
 
-rounds, _, bare = runs["bare"]
+n, _, bare = runs["bare-full"]
 
 
 def fig(tool):
@@ -195,20 +289,32 @@ def fig(tool):
                 marginal=(bf - bs) / (ef - es), tracing=(bf - bare) / ef)
 
 
-print(f"{'per event':13} {'events':>8} {'lost':>5} {'busy instr':>12} {'total':>7} "
+print(f"{workload}, per event {'events':>8} {'lost':>6} {'busy instr':>12} {'total':>7} "
       f"{'marginal':>9} {'tracing':>8}")
 f = {t: fig(t) for t in tools}
 for t in tools:
     r = f[t]
-    print(f"{t:13} {r['events']:8d} {r['lost']:5d} {r['busy']:12d} {r['total']:7.0f} "
+    print(f"  {t:20} {r['events']:8d} {r['lost']:6d} {r['busy']:12d} {r['total']:7.0f} "
           f"{r['marginal']:9.0f} {r['tracing']:8.0f}")
-print(f"(the workload alone, tracing off: {bare} instructions, {bare / rounds:.0f} a round of "
-      f"about 6 events; {rounds} rounds, 1 vCPU, -icount shift=0: 1 ns = 1 instruction)")
-for t in tools[1:]:
-    print(f"ftmmap / {t}: total {f['ftmmap']['total'] / f[t]['total']:.3f}, "
-          f"marginal {f['ftmmap']['marginal'] / f[t]['marginal']:.3f}, "
-          f"tracing {f['ftmmap']['tracing'] / f[t]['tracing']:.3f} (goal: at most {max_ratio})")
+print(f"  (the workload alone, tracing off: {bare} instructions for n={n}; "
+      f"1 vCPU, -icount shift=0: 1 ns = 1 instruction)")
+for a, b in [("ftmmap", "trace-cmd"), ("ftmmap", "trace-cmd-v6"),
+             ("ftmmap-stream", "trace-cmd-stream")]:
+    if b not in f:
+        continue
+    print(f"  {a} / {b}: total {f[a]['total'] / f[b]['total']:.3f}, "
+          f"marginal {f[a]['marginal'] / f[b]['marginal']:.3f}, "
+          f"tracing {f[a]['tracing'] / f[b]['tracing']:.3f}"
+          + (f" (goal: at most {max_ratio})" if b == "trace-cmd" else ""))
+if csv_path:
+    with open(csv_path, "a") as out:
+        for t in tools:
+            r = f[t]
+            out.write(f"{workload},{t},{r['events']},{r['lost']},{r['busy']},"
+                      f"{round(r['total'])},{round(r['marginal'])},{round(r['tracing'])}\n")
 total = f["ftmmap"]["total"] / f["trace-cmd"]["total"]
 if enforce and total > max_ratio:
-    sys.exit(f"ERROR: ftmmap costs {total:.3f} of trace-cmd per event, more than {max_ratio}")
+    sys.exit(f"ERROR: {workload}: ftmmap costs {total:.3f} of trace-cmd per event, "
+             f"more than {max_ratio}")
 EOF
+done

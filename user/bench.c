@@ -70,6 +70,9 @@ struct drain {
 	uint64_t	ns;
 	uint64_t	calls;
 	uint64_t	subbufs;
+	uint64_t	last_ns;	/* of the last call */
+	uint64_t	max_ns;		/* mmap: the dearest call, */
+	uint64_t	max_events;	/* and the events it handed over */
 	struct check	chk;
 };
 
@@ -274,7 +277,8 @@ static void fill(int n)
 #define TIMED(d, call) ({					\
 	uint64_t __t0 = now_ns();				\
 	typeof(call) __ret = (call);				\
-	(d)->ns += now_ns() - __t0 - clock_cost;		\
+	(d)->last_ns = now_ns() - __t0 - clock_cost;		\
+	(d)->ns += (d)->last_ns;				\
 	(d)->calls++;						\
 	__ret;							\
 })
@@ -366,17 +370,23 @@ static void drain_mmap(struct drain *d, size_t page_size)
 	id = meta->reader.id;
 	read = meta->reader.read;
 	for (;;) {
+		uint64_t before;
 		uint32_t from;
 
 		if (TIMED(d, ioctl(fd, TRACE_MMAP_IOCTL_GET_READER)) < 0)
 			die("TRACE_MMAP_IOCTL_GET_READER");
 		if (meta->reader.id == id && meta->reader.read == read)
 			break;
+		before = d->chk.events;
 		from = meta->reader.id == id ? read : 0;
 		id = meta->reader.id;
 		read = meta->reader.read;
 		d->subbufs++;
 		walk(&d->chk, data + (size_t)id * meta->subbuf_size, from, read);
+		if (d->last_ns > d->max_ns) {
+			d->max_ns = d->last_ns;
+			d->max_events = d->chk.events - before;
+		}
 	}
 	munmap(data, data_len);
 	munmap(meta, page_size);
@@ -385,9 +395,13 @@ static void drain_mmap(struct drain *d, size_t page_size)
 
 static void result_drain(const char *method, const struct drain *d, size_t kb, int n)
 {
-	printf("# result: measure=drain method=%s subbuf_kb=%zu events=%d subbufs=%llu calls=%llu ns=%llu\n",
+	printf("# result: measure=drain method=%s subbuf_kb=%zu events=%d subbufs=%llu calls=%llu ns=%llu",
 	       method, kb, n, (unsigned long long)d->subbufs, (unsigned long long)d->calls,
 	       (unsigned long long)d->ns);
+	if (d->max_ns)
+		printf(" max_call_ns=%llu max_call_events=%llu", (unsigned long long)d->max_ns,
+		       (unsigned long long)d->max_events);
+	printf("\n");
 }
 
 static void check_events(const char *method, const struct check *c, int n)
