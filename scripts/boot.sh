@@ -11,6 +11,8 @@
 # QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage, or arm64
 # Image, instead of ours), ARGS (comma-separated arguments for bench mode), MEM (2G),
 # DISK (a raw image attached as /dev/vda),
+# SILENT (check mode: stop a guest that prints nothing for this many
+# seconds, 180; 0: never; guest/init's console watchdog speaks every 60 s),
 # RUN_NAME (the logs' name: FLAVOUR, or "other" with KERNEL; bench.sh boots
 # several at once), APPEND (more kernel command line), ALLOW_NO_TESTS=1 (no ring-buffer
 # kselftest is not a failure), V=1 (show the whole console while it runs).
@@ -123,10 +125,25 @@ tpid=$!
 
 # The guest powers itself off after "# ftmmap: done"; one that only halts
 # (no ACPI in an alternative KERNEL) is stopped here rather than at the
-# time limit.
-done_at=
+# time limit. In check mode, a guest alive says something at least every
+# 60 s (guest/init's console watchdog); one that printed nothing for
+# SILENT seconds is hung, and waiting for the time limit only costs time.
+silent=0
+[ "$mode" != check ] || silent=${SILENT:-180}
+silenced= done_at= size=-1 changed=$(now_s)
 while kill -0 "$qpid" 2>/dev/null; do
 	sleep 1
+	if [ "$silent" != 0 ]; then
+		s=$(stat -c %s "$log")
+		if [ "$s" != "$size" ]; then
+			size=$s changed=$(now_s)
+		elif [ $(($(now_s) - changed)) -ge "$silent" ]; then
+			warn "the guest printed nothing for $silent s: stopping QEMU"
+			silenced=1
+			kill -TERM "$qpid" 2>/dev/null || true
+			break
+		fi
+	fi
 	if [ -z "$done_at" ] && grep -q '^# ftmmap: done' "$log"; then
 		done_at=$(now_s)
 	elif [ -n "$done_at" ] && [ $(($(now_s) - done_at)) -ge 20 ]; then
@@ -143,6 +160,7 @@ trap - EXIT INT TERM
 note "guest ran for $(fmt_secs $(($(now_s) - start)))"
 
 vargs=(--name "$run" --counts "$LOGS/$run-$mode.counts")
+[ -z "$silenced" ] || { vargs+=(--silent "$silent"); rc=0; }
 case $rc in
 0) ;;
 124 | 137) vargs+=(--timed-out "$TIMEOUT") ;;

@@ -50,6 +50,8 @@ SPLATS = [
     r"list_(add|del) corruption",
 ]
 SPLAT = re.compile("|".join(SPLATS))
+# guest/init's console watchdog: the UART sent nothing for a while
+CONSOLE_QUIET = re.compile(r"ftmmap: console: no byte sent for (\d+) s")
 KSFT_SKIP = 4
 
 
@@ -90,12 +92,14 @@ def parse(path):
     with open(path, "rb") as f:
         text = f.read().decode("utf-8", "replace")
     lines = [l.rstrip("\r") for l in text.split("\n")]
-    programs, order, splats = {}, [], []
+    programs, order, splats, quiet = {}, [], [], []
     current, done, cpus = None, False, None
     for i, line in enumerate(lines):
         k = KMSG.search(line)
         if k and SPLAT.search(k.group(1).strip()):
             splats.append(i)
+        if k and CONSOLE_QUIET.match(k.group(1).strip()):
+            quiet.append(i)
         m = FRAME.match(line)
         if m:
             what, name = m.group(1), m.group(2)
@@ -119,7 +123,7 @@ def parse(path):
             elif line[:k.start()].strip():
                 # A kernel message cut into the program's line: keep its start.
                 current.add(line[:k.start()])
-    return lines, programs, order, splats, done, cpus
+    return lines, programs, order, splats, done, cpus, quiet
 
 
 def main():
@@ -129,6 +133,8 @@ def main():
     ap.add_argument("--tests", help="file listing the programs that must run")
     ap.add_argument("--counts", help="write 'passed failed skipped' here")
     ap.add_argument("--timed-out", type=int, metavar="SECS")
+    ap.add_argument("--silent", type=int, metavar="SECS",
+                    help="the host stopped the guest after SECS s without output")
     ap.add_argument("--require", metavar="PREFIX",
                     help="fail when no program whose name starts with PREFIX reported a result")
     ap.add_argument("--smp", type=int, help="fail unless the guest saw this many CPUs")
@@ -136,7 +142,7 @@ def main():
                     help="only check for kernel splats and the end of the run (demo, bench)")
     a = ap.parse_args()
 
-    lines, programs, order, splats, done, cpus = parse(a.log)
+    lines, programs, order, splats, done, cpus, quiet = parse(a.log)
     passed = failed = skipped = 0
     problems = []
 
@@ -195,10 +201,22 @@ def main():
 
     if a.smp and cpus is not None and cpus != a.smp:
         problems.append(f"the guest saw {cpus} CPUs, not {a.smp}")
-    if a.timed_out:
+    if a.silent:
+        problems.append(f"guest printed nothing for {a.silent} s, not even its console "
+                        "watchdog: stopped (a hung kernel?)")
+    elif a.timed_out:
         problems.append(f"guest did not finish within {a.timed_out} s (hang?)")
     elif not done:
         problems.append("guest did not reach the end of its run (no '# ftmmap: done': crash or panic?)")
+
+    # Not a failure by itself: a test may work for a while without printing.
+    # A notice cut into a program's line means the console had stopped in
+    # the middle of it, and what follows shows whether it went on.
+    for i in quiet:
+        k = KMSG.search(lines[i])
+        cut = " (cut into a program's line: the console had stopped mid-line)" \
+            if lines[i][:k.start()].strip() else ""
+        print(f"note: {k.group(1).strip()}{cut} at {a.log}:{i + 1}")
 
     shown = 0
     for i in splats:
