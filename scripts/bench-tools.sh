@@ -5,9 +5,12 @@
 #   bench-tools.sh [WORKLOAD]...      markers, pingpong (default: both)
 #
 # One vCPU under "-icount shift=0,sleep=off": a guest nanosecond is one
-# instruction.  Each workload gets its own boot (RUN_NAME, TRACE_WORK: two
-# may run at once).  The workloads (one static C program, built here and
-# carried on the disk with the job, see scripts/trace.sh --job):
+# instruction.  Each workload gets its own boot (RUN_NAME: two may run at
+# once).  The job (run.sh and the workload, one static C program built
+# here) travels in a cpio archive appended to the guest's initramfs
+# (boot.sh INITRD_EXTRA, guest/init takes /job): the guest reads no disk,
+# whose reads end when the host is done with them, and a boot depends on
+# nothing but its inputs.  The workloads:
 #   markers   one process writes ROUNDS*6 markers of known text to
 #             trace_marker: the writer's side is one write() an event, so
 #             the consumer's share shows
@@ -39,9 +42,10 @@
 # each with ROUNDS/5 and ROUNDS rounds, and measures the busy time of the
 # CPU over each whole command (from the tool's start to the end of its
 # output): /proc/timer_list "now" minus the CPU's idle and iowait sleep
-# times (ns).  The events of each file are counted here with trace-cmd
-# report, those of a stream from its lines, in the guest; both plus the
-# ones shown as lost.  Printed per event, for every tool:
+# times (ns).  After the last run the guest counts the events of each file
+# with the same trace-cmd's report, those of a stream from its lines, both
+# plus the ones shown as lost, and prints them on the console with the
+# times, where this script reads them.  Printed per event, for every tool:
 #   total     busy time of the whole run / events          (the issue's figure)
 #   marginal  (busy(ROUNDS) - busy(ROUNDS/5)) / (events(ROUNDS) - events(ROUNDS/5)):
 #             without what a run costs whatever its size (start-up, formats,
@@ -55,7 +59,7 @@
 # reported, not enforced (BENCH_ENFORCE=1: fail above MAX_RATIO).
 #
 # Environment: ROUNDS (50000), STREAM_KB (32768), MAX_RATIO (0.8),
-# BENCH_ENFORCE, TIMEOUT (1800), BENCH_TOOLS_CSV (append "workload,tool,
+# BENCH_ENFORCE, TIMEOUT (2400), BENCH_TOOLS_CSV (append "workload,tool,
 # events,lost,busy_instr,total,marginal,tracing" lines there: bench.sh's
 # results file), QEMU_EXTRA and APPEND (as boot.sh; bench.sh fixes the
 # guest's clock and layout).
@@ -178,10 +182,8 @@ one() {
 	n=$2
 	shift 2
 	rm -f /tmp/b.dat* /tmp/b.out
-	sync
-	# The disk's reads and writes end when the host is done with them:
-	# start each run at a whole second of guest time, so that where the
-	# timer ticks fall in it does not depend on the host.
+	# Each run starts at a whole second of guest time: where the timer
+	# ticks fall in it does not depend on how long the one before took.
 	./wl align
 	t0=$(busy)
 	"$@" >/tmp/b.out 2>/tmp/b.err
@@ -189,10 +191,8 @@ one() {
 	t1=$(busy)
 	c=
 	case $name in *-stream-*) c=" counts=$(count /tmp/b.out | tr ' ' ,)" ;; esac
-	echo "bench: $name n=$n rc=$rc busy_ns=$((t1 - t0))$c" | tee -a $OUT/bench.txt
-	[ $rc = 0 ] || cat /tmp/b.err
-	cp /tmp/b.err $OUT/$name.err
-	head -n 100 /tmp/b.out >$OUT/$name.out
+	echo "bench: $name n=$n rc=$rc busy_ns=$((t1 - t0))$c"
+	[ $rc = 0 ] || head -n 20 /tmp/b.err
 	[ ! -f /tmp/b.dat ] || mv /tmp/b.dat $OUT/$name.dat
 }
 echo 0 >$T/tracing_on
@@ -211,46 +211,47 @@ for r in small:$SMALL full:$N; do
 	one trace-cmd-stream-$s $n $TC stream -b $STREAM_KB $EV -- ./wl $WORKLOAD $n
 	echo 50 >$T/buffer_percent
 done
+# The runs are over: count the events of each file as trace-cmd report
+# shows them, plus the ones it says were lost.
+for f in $OUT/*.dat; do
+	name=${f##*/}
+	name=${name%.dat}
+	if $TC report $f >/tmp/b.out 2>/tmp/b.err; then
+		echo "bench: count $name $(count /tmp/b.out | tr ' ' ,)"
+	else
+		echo "bench: count $name report-failed"
+		head -n 5 /tmp/b.err
+	fi
+	rm -f $f /tmp/b.out
+done
 EOF
 
 "$(dirname "$0")/trace.sh" --ensure
 
-# events DIR NAME: events in NAME.dat as trace-cmd report shows them, plus
-# the ones it says were lost: "EVENTS LOST UNKNOWN".
-events() {
-	local f=$1/$2.dat
-	[ -f "$f" ] || die "no $2.dat from the guest (see ${LOGS#"$TOP"/}/bench-tools-$w.log)"
-	trace-cmd report "$f" 2>"$1/$2.report-err" | awk '
-		/^CPU:[0-9]+ \[[0-9]+ EVENTS DROPPED\]$/ { sub(/^\[/, "", $2); lost += $2; next }
-		/^CPU:[0-9]+ \[EVENTS DROPPED\]$/ { unknown++; next }
-		/\[[0-9][0-9][0-9]\] +[0-9]+\.[0-9]+: / { ev++ }
-		END { printf "%d %d %d\n", ev, lost, unknown }' ||
-		die "trace-cmd report cannot read $2.dat: $(head -3 "$1/$2.report-err")"
-}
-
 for w in "$@"; do
 	case $w in markers) n=$((ROUNDS * 6)) ;; pingpong) n=$ROUNDS ;; esac
 	res=$BUILD/bench-tools/$w
+	rm -rf "${job:?}/$w" "$res"
+	mkdir -p "$job/$w/job" "$res"
 	printf 'WORKLOAD=%s\nN=%s\nSMALL=%s\nSTREAM_KB=%s\n' "$w" "$n" "$((n / 5))" \
-		"${STREAM_KB:-32768}" >"$job/head.sh"
-	cat "$job/head.sh" "$job/run.sh" >"$job/run-$w.sh"
-	mkdir -p "$job/$w"
-	cp "$job/wl" "$job/$w/"
-	cp "$job/run-$w.sh" "$job/$w/run.sh"
+		"${STREAM_KB:-32768}" | cat - "$job/run.sh" >"$job/$w/job/run.sh"
+	cp "$job/wl" "$job/$w/job/"
+	# The same files give the same archive (as scripts/initramfs.sh)
+	find "$job/$w" -exec touch -h -d "@${SOURCE_DATE_EPOCH:-1767225600}" {} +
+	(cd "$job/$w" && find job | LC_ALL=C sort |
+		cpio -o -H newc -R 0:0 --reproducible --quiet) >"$job/$w.cpio" ||
+		die "cannot pack the job"
 	say "bench-tools: $w, $n rounds, ftmmap against trace-cmd, 1 vCPU, icount"
-	SMP=1 QEMU_EXTRA="-icount shift=0,sleep=off ${QEMU_EXTRA:-}" TIMEOUT=${TIMEOUT:-1800} \
-		RUN_NAME=bench-tools-$w TRACE_WORK=$BUILD/trace-$w TRACE_LOG=bench-tools-$w \
-		"$(dirname "$0")/trace.sh" --job "$job/$w" "$res" ||
-		die "the guest run failed (see ${LOGS#"$TOP"/}/bench-tools-$w.log)"
-	[ -f "$res/bench.txt" ] || die "the guest wrote no results (see ${LOGS#"$TOP"/}/bench-tools-$w.log)"
-	counts=()
-	for t in ftmmap trace-cmd trace-cmd-v6; do
-		for s in small full; do
-			counts+=("$t-$s=$(events "$res" "$t-$s")")
-		done
-	done
-	python3 - "$res" "$w" "$MAX_RATIO" "${BENCH_ENFORCE:-0}" "${BENCH_TOOLS_CSV:-}" \
-		"${counts[@]}" <<'EOF'
+	log=$LOGS/bench-tools-$w-trace.log
+	# TRACE_CLOCK=: under -icount the TSC is stable, the kernel keeps the
+	# local clock, which the writer's figures of make bench have too
+	SMP=1 QEMU_EXTRA="-icount shift=0,sleep=off ${QEMU_EXTRA:-}" TIMEOUT=${TIMEOUT:-2400} \
+		RUN_NAME=bench-tools-$w INITRD_EXTRA=$job/$w.cpio TRACE_CLOCK= \
+		"$(dirname "$0")/boot.sh" normal trace ||
+		die "the guest run failed (see ${log#"$TOP"/})"
+	sed 's/\r$//' "$log" | grep '^bench: ' >"$res/bench.txt" ||
+		die "the guest printed no results (see ${log#"$TOP"/})"
+	python3 - "$res" "$w" "$MAX_RATIO" "${BENCH_ENFORCE:-0}" "${BENCH_TOOLS_CSV:-}" <<'EOF'
 import re, sys
 
 res, workload, max_ratio, enforce, csv_path = sys.argv[1:6]
@@ -258,17 +259,23 @@ max_ratio, enforce = float(max_ratio), enforce == "1"
 tools = ["ftmmap", "trace-cmd", "trace-cmd-v6"]
 if workload == "markers":
     tools += ["ftmmap-stream", "trace-cmd-stream"]
-ev = {}
-for a in sys.argv[6:]:
-    name, counts = a.split("=")
-    ev[name] = tuple(map(int, counts.split()))
-runs = {}
+ev, failed, runs = {}, [], {}
 for line in open(f"{res}/bench.txt"):
     m = re.match(r"bench: (\S+) n=(\d+) rc=(\d+) busy_ns=(\d+)(?: counts=(\S+))?", line)
     if m:
         runs[m[1]] = (int(m[2]), int(m[3]), int(m[4]))
         if m[5]:
             ev[m[1]] = tuple(map(int, m[5].split(",")))
+    m = re.match(r"bench: count (\S+) (\S+)", line)
+    if m and m[2] == "report-failed":
+        failed.append(m[1])
+    elif m:
+        ev[m[1]] = tuple(map(int, m[2].split(",")))
+if failed:
+    sys.exit(f"ERROR: {workload}: trace-cmd report cannot read {', '.join(failed)}")
+missing = [f"{t}-{s}" for t in tools for s in ("small", "full") if f"{t}-{s}" not in ev]
+if missing:
+    sys.exit(f"ERROR: {workload}: no event counts for {', '.join(missing)}")
 bad = [n for n, r in runs.items() if r[1] != 0]
 if bad or len(runs) != 2 + 2 * len(tools):
     sys.exit(f"ERROR: {workload}: runs failed or missing in the guest: {bad or sorted(runs)}")

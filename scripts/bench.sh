@@ -126,9 +126,9 @@ one() {
 	local tag=$1 k=$2 args=$3 log=$LOGS/bench-$1-bench.log
 	if [ "${tag%%.*}" = tools ]; then
 		: >"$res/$tag.csv"
-		# norandmaps: the tools' runs read their job from a disk, whose
-		# interrupts feed the guest's entropy; no address space layout
-		# depends on it then
+		# norandmaps: the tools are large dynamic programs (trace-cmd and
+		# its libraries); no address space layout depends on the guest's
+		# entropy then
 		if BENCH_TOOLS_CSV=$res/$tag.csv QEMU_EXTRA="$rtc" APPEND="$append norandmaps" \
 			"$(dirname "$0")/bench-tools.sh" "${tag#tools.}" >"$res/$tag.out" 2>&1; then
 			touch "$res/$tag.ok"

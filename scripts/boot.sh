@@ -10,7 +10,10 @@
 # Environment: SMP (vCPUs, 4), TIMEOUT (seconds; default by flavour),
 # QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage, or arm64
 # Image, instead of ours), ARGS (comma-separated arguments for bench mode), MEM (2G),
-# DISK (a raw image attached as /dev/vda),
+# TRACE_CLOCK (x86 check, trace and demo: the trace clock from boot on,
+# global; empty: the kernel's choice), DISK (a raw image attached as
+# /dev/vda), INITRD_EXTRA (a cpio archive
+# the kernel unpacks after the guest's initramfs: bench-tools.sh's job),
 # SILENT (check mode: stop a guest that prints nothing for this many
 # seconds, 180; 0: never; guest/init's console watchdog speaks every 60 s),
 # RUN_NAME (the logs' name: FLAVOUR, or "other" with KERNEL; bench.sh boots
@@ -40,6 +43,17 @@ arm64) make_kernel="'make kernel-arm64'" make_initrd="'make initramfs FLAVOUR=ar
 esac
 [ -f "$kernel" ] || die "no kernel image $kernel: run $make_kernel"
 [ -f "$initrd" ] || die "no initramfs $initrd: run $make_initrd"
+if [ -n "${INITRD_EXTRA:-}" ]; then
+	[ -f "$INITRD_EXTRA" ] || die "no archive $INITRD_EXTRA"
+	# One file for -initrd: the kernel unpacks the archives in turn,
+	# skipping the zeros between them; an uncompressed one must start
+	# on a multiple of 4 bytes.
+	joined=$BUILD/initrd-${RUN_NAME:-$flavour}.img
+	cp "$initrd" "$joined"
+	truncate -s %512 "$joined"
+	cat "$INITRD_EXTRA" >>"$joined"
+	initrd=$joined
+fi
 
 # The machine: QEMU's pc with the 8250 UART, or virt with the PL011 and
 # PSCI (which powers the guest off).  TCG either way.
@@ -72,7 +86,13 @@ case $mode in check | trace | demo) cmdline+=" trace_event=sched:sched_switch,sc
 # writers) taken in both orders, and the debug guest hangs printing that
 # report from the UART's interrupt (2 boots in 11, found with gdb). With the
 # clock named here, the events use global from the first one on.
-case $mode-$KARCH in check-x86_64 | trace-x86_64 | demo-x86_64) cmdline+=" trace_clock=global" ;; esac
+# TRACE_CLOCK= (empty) leaves the clock to the kernel: bench-tools.sh's
+# guest, one vCPU under -icount, keeps local.
+case $mode-$KARCH in
+check-x86_64 | trace-x86_64 | demo-x86_64)
+	[ -z "${TRACE_CLOCK=global}" ] || cmdline+=" trace_clock=$TRACE_CLOCK"
+	;;
+esac
 
 qemu+=(-accel tcg -m "$MEM" -smp "$SMP" -nodefaults -nographic
 	-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline")
