@@ -69,7 +69,6 @@ set_flavour normal
 
 ROUNDS=${ROUNDS:-50000}
 MAX_RATIO=${MAX_RATIO:-0.8}
-small=$((ROUNDS / 5))
 command -v trace-cmd >/dev/null || die "trace-cmd is missing: run 'make deps'"
 [ $# != 0 ] || set -- markers pingpong
 for w; do
@@ -169,7 +168,8 @@ busy() {
 	     /\.iowait_sleeptime/ && !w { iowait = $3; w = 1 }
 	     END { printf "%.0f\n", now - idle - iowait }' /proc/timer_list
 }
-# Events and losses in the text of a stream: "EVENTS LOST UNKNOWN"
+# Events and losses in the text of a stream or of trace-cmd report:
+# "EVENTS LOST UNKNOWN"
 count() {
 	awk '/^CPU:[0-9]+ \[[0-9]+ EVENTS DROPPED\]$/ { sub(/^\[/, "", $2); lost += $2; next }
 	     /^CPU:[0-9]+ \[EVENTS DROPPED\]$/ { unknown++; next }
