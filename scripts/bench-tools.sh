@@ -246,7 +246,7 @@ for w in "$@"; do
 	# TRACE_CLOCK=: under -icount the TSC is stable, the kernel keeps the
 	# local clock, which the writer's figures of make bench have too
 	SMP=1 QEMU_EXTRA="-icount shift=0,sleep=off ${QEMU_EXTRA:-}" TIMEOUT=${TIMEOUT:-2400} \
-		RUN_NAME=bench-tools-$w INITRD_EXTRA=$job/$w.cpio TRACE_CLOCK= \
+		RUN_NAME=bench-tools-$w INITRD_EXTRA=$job/$w.cpio TRACE_CLOCK='' \
 		"$(dirname "$0")/boot.sh" normal trace ||
 		die "the guest run failed (see ${log#"$TOP"/})"
 	sed 's/\r$//' "$log" | grep '^bench: ' >"$res/bench.txt" ||

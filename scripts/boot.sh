@@ -150,7 +150,7 @@ tpid=$!
 # SILENT seconds is hung, and waiting for the time limit only costs time.
 silent=0
 [ "$mode" != check ] || silent=${SILENT:-180}
-silenced= done_at= size=-1 changed=$(now_s)
+silenced='' done_at='' size=-1 changed=$(now_s)
 while kill -0 "$qpid" 2>/dev/null; do
 	sleep 1
 	if [ "$silent" != 0 ]; then
