@@ -23,7 +23,7 @@ src61=$BUILD/linux/tools/testing/selftests
 # but not registered with the harness (6.1's kselftest harness cannot
 # leave tests out at run time).
 EXCLUDE=(
-	# 6.1's patch 0007 takes trace_marker writes up to 4096 bytes, cut
+	# 6.1's trace_marker patch takes writes up to 4096 bytes, cut
 	# to what a sub-buffer holds; 6.12 cuts them to about a page.
 	marker_of_4096_bytes_cut_to_fit
 	long_marker_write_returns_stored_count
