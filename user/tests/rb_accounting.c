@@ -187,6 +187,8 @@ struct acct {
 	unsigned long long	flag_only;	/* headers with the flag, no count */
 	unsigned long long	disagree;	/* header count != reader.lost_events */
 	unsigned long long	stray;		/* reader.lost_events, same sub-buffer */
+	unsigned long long	bad_headers;	/* commit or count outside the page */
+	unsigned long long	bad_entries;	/* meta->entries above produced */
 	char			why[160];	/* the first inconsistency seen */
 };
 
@@ -247,6 +249,7 @@ struct cpu_reader {
 	const struct marker_fmt		*fmt;
 	bool				mixed;	/* alternate read() and GET_READER */
 	const atomic_bool		*writers_done;
+	const unsigned int		*produced;	/* the writer's, or NULL */
 	pthread_t			thread;
 	bool				started;
 	struct header_view		moved;	/* the last new sub-buffer */
@@ -371,12 +374,60 @@ static int free_bytes(struct kbuffer *kbuf, unsigned int subbuf_size)
 }
 
 /*
+ * The header of every sub-buffer read, as the kernel wrote it: a time
+ * stamp, then a word with the length of the data and the missed-events
+ * flags. A header read before the writer's stores to it were visible (a
+ * commit that is not final, a count stored over an event) breaks one of:
+ * the data fits in the sub-buffer; a stored count fits after the data;
+ * the count is only there with the missed-events flag.
+ */
+#define HDR_MISSED_EVENTS	(1UL << 31)
+#define HDR_MISSED_STORED	(1UL << 30)
+#define HDR_DATA_MASK		(HDR_MISSED_STORED - 1)
+
+static void check_header(struct cpu_reader *r, const char *sb)
+{
+	unsigned long word, len, room;
+
+	memcpy(&word, sb + sizeof(__u64), sizeof(word));
+	len = word & HDR_DATA_MASK;
+	room = r->meta->subbuf_size - sizeof(__u64) - sizeof(word);
+	if (len > room ||
+	    ((word & HDR_MISSED_STORED) &&
+	     (!(word & HDR_MISSED_EVENTS) || len + sizeof(long) > room))) {
+		r->acct.bad_headers++;
+		note(&r->acct, "sub-buffer header 0x%lx: %lu bytes of data in %lu",
+		     word, len, room);
+	}
+}
+
+/*
+ * The kernel's count of events written on this CPU never exceeds what the
+ * writer produced, plus the one write it may have in flight. A stale
+ * entries count carried into the counters would break it.
+ */
+static void check_entries(struct cpu_reader *r)
+{
+	unsigned long long entries = r->meta->entries;
+	unsigned int produced;
+
+	if (!r->produced)
+		return;
+	produced = __atomic_load_n(r->produced, __ATOMIC_ACQUIRE);
+	if (entries > produced + 1ULL) {
+		r->acct.bad_entries++;
+		note(&r->acct, "meta->entries %llu, %u produced", entries, produced);
+	}
+}
+
+/*
  * Load @sb into r->kbuf and describe its header. kbuffer_missed_events()
  * answers only before the first event is passed, so ask it first.
  */
 static void load_subbuf(struct cpu_reader *r, void *sb,
 			unsigned long long meta_lost, struct header_view *h)
 {
+	check_header(r, sb);
 	kbuffer_load_subbuffer(r->kbuf, sb);
 	h->meta_lost = meta_lost;
 	h->stored = kbuffer_missed_events(r->kbuf);
@@ -424,6 +475,7 @@ static int map_step(struct cpu_reader *r)
 	/* The kernel updates the meta-page only within our own calls */
 	if (ioctl(r->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
 		return -errno;
+	check_entries(r);
 	to = meta->reader.read;
 	if (meta->reader.id >= meta->nr_subbufs)
 		return -EPROTO;
@@ -565,7 +617,8 @@ static int write_marker(struct cpu_writer *w)
 
 	len = snprintf(text, sizeof(text), MARKER_FMT, w->produced + 1, w->cpu);
 	if (write(w->fd, text, len) == len) {
-		w->produced++;
+		/* The consumer of this CPU reads it: check_entries() */
+		__atomic_store_n(&w->produced, w->produced + 1, __ATOMIC_RELEASE);
 		return 0;
 	}
 	/* The buffer had no room (-EBADF): nothing written, seq not used */
@@ -774,6 +827,12 @@ static void check_acct(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, a->foreign)
 		TH_LOG("cpu%d: %llu events not ours; first inconsistency: %s",
 		       r->cpu, a->foreign, a->why);
+	EXPECT_EQ(0, a->bad_headers)
+		TH_LOG("cpu%d: %llu sub-buffer headers out of bounds; first inconsistency: %s",
+		       r->cpu, a->bad_headers, a->why);
+	EXPECT_EQ(0, a->bad_entries)
+		TH_LOG("cpu%d: meta->entries above what was produced %llu times: %s",
+		       r->cpu, a->bad_entries, a->why);
 	EXPECT_EQ(produced, a->consumed + a->lost)
 		TH_LOG("cpu%d: produced %u != consumed %llu + lost %llu",
 		       r->cpu, produced, a->consumed, a->lost);
@@ -842,6 +901,7 @@ static void load_start(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, writer_open(&l->w[i], self->inst, l->cpus[i]));
 		l->r[i].mixed = mixed;
 		l->r[i].writers_done = &l->writers_done;
+		l->r[i].produced = &l->w[i].produced;
 		l->w[i].stop = &l->stop;
 	}
 	/* From here on no ASSERT until load_stop() has joined the threads */
