@@ -18,7 +18,10 @@
 # seconds, 180; 0: never; guest/init's console watchdog speaks every 60 s),
 # RUN_NAME (the logs' name: FLAVOUR, or "other" with KERNEL; bench.sh boots
 # several at once), APPEND (more kernel command line), ALLOW_NO_TESTS=1 (no ring-buffer
-# kselftest is not a failure), V=1 (show the whole console while it runs).
+# kselftest is not a failure), ONLY (check: only the listed programs whose
+# name contains one of these, comma-separated), BOOT_EVENTS=0 (no
+# trace_event= on the command line: the top level buffer is left unused),
+# V=1 (show the whole console while it runs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -76,7 +79,12 @@ cmdline="console=$console printk.time=1 panic=-1 ftmmap.mode=$mode"
 case $mode in demo | bench) cmdline+=" loglevel=5" ;; esac
 # The events the tests and the tool enable, enabled while one CPU runs:
 # guest/init keeps them so that nothing patches code later (see there).
-case $mode in check | trace | demo) cmdline+=" trace_event=sched:sched_switch,sched:sched_wakeup" ;; esac
+# BOOT_EVENTS=0: none (a kernel nothing traced with yet, for tests/fresh_*).
+case $mode-${BOOT_EVENTS:-1} in
+check-1 | trace-1 | demo-1) cmdline+=" trace_event=sched:sched_switch,sched:sched_wakeup" ;;
+esac
+# ONLY=a,b: run only the listed programs whose name contains a or b.
+[ -z "${ONLY:-}" ] || cmdline+=" ftmmap.only=$ONLY"
 # Under TCG the x86 guest's TSC is unstable, and at late_initcall the
 # kernel switches the trace clock from local to global while those events
 # record. An event that then sees the time go back prints "Ring buffer
@@ -188,7 +196,8 @@ case $rc in
 esac
 if [ "$mode" = check ]; then
 	vargs+=(--tests "$GUEST/tests.list" --smp "$SMP")
-	[ "${ALLOW_NO_TESTS:-0}" = 1 ] || vargs+=(--require ring-buffer/)
+	[ -z "${ONLY:-}" ] || vargs+=(--only "$ONLY")
+	[ "${ALLOW_NO_TESTS:-0}" = 1 ] || [ -n "${ONLY:-}" ] || vargs+=(--require ring-buffer/)
 else
 	vargs+=(--splats-only)
 fi

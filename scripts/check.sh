@@ -91,6 +91,9 @@ stage bench-plots python3 "$S/bench-report.py" --check "$TOP/docs/bench"
 stage tests "$S/tests.sh"
 stage initramfs "$S/initramfs.sh"
 boot_stage normal
+# A kernel nothing traced with yet: the top level buffer's first use.
+counted_stage "boot fresh" "$LOGS/fresh-check.counts" env RUN_NAME=fresh ONLY=fresh_ \
+	BOOT_EVENTS=0 "$S/boot.sh" normal check
 # The consumer tool against Debian's trace-cmd report (scripts/trace-check.sh)
 counted_stage trace-check "$LOGS/trace-check.counts" "$S/trace-check.sh"
 stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync

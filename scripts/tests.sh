@@ -84,8 +84,11 @@ done
 say "built $n $KARCH user programs and tests (${user#"$TOP"/}/*.c, ${user#"$TOP"/}/ftmmap/, ${user#"$TOP"/}/tests/${EXTRA_TESTS:+, $EXTRA_TESTS})"
 
 # The run list: the kselftests in their Makefile's order, then ours by name.
+# tests/fresh_*: for a kernel nothing traced with yet (booted without
+# trace_event=); listed as "?tests/fresh_..." and run only when named in
+# ftmmap.only (guest/init), by their own boot in make check.
 {
 	sed -n 's/^\([^:]*\):\(.*\)$/\1\/\2/p' "$GUEST/kselftest/kselftest-list.txt"
-	(cd "$GUEST/user" && ls tests | sed 's|^|tests/|')
+	(cd "$GUEST/user" && ls tests | sed 's|^|tests/|; s|^tests/fresh_|?tests/fresh_|')
 } >"$GUEST/tests.list"
 note "$(wc -l <"$GUEST/tests.list") tests in ${GUEST#"$TOP"/}/tests.list"

@@ -138,6 +138,8 @@ def main():
     ap.add_argument("--require", metavar="PREFIX",
                     help="fail when no program whose name starts with PREFIX reported a result")
     ap.add_argument("--smp", type=int, help="fail unless the guest saw this many CPUs")
+    ap.add_argument("--only", help="the guest ran only the listed programs whose "
+                    "name contains one of these (comma-separated, as ftmmap.only=)")
     ap.add_argument("--splats-only", action="store_true",
                     help="only check for kernel splats and the end of the run (demo, bench)")
     a = ap.parse_args()
@@ -150,6 +152,12 @@ def main():
     if a.tests and not a.splats_only:
         with open(a.tests) as f:
             expected = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+        # "?name": run only when ftmmap.only names it (guest/init)
+        if a.only:
+            keys = a.only.split(",")
+            expected = [l.lstrip("?") for l in expected if any(k in l for k in keys)]
+        else:
+            expected = [l for l in expected if not l.startswith("?")]
 
     if not a.splats_only:
         for name in expected + [n for n in order if n not in expected]:

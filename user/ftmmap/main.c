@@ -561,6 +561,23 @@ static void setup(struct session *s)
 		snprintf(num, sizeof(num), "%ld", opt->buffer_kb);
 		if (write_setting(s, "buffer_size_kb", num))
 			fail_restore(s, "cannot set the buffer size");
+	} else {
+		/*
+		 * "7 (expanded: 1408)": the top level buffer is kept small
+		 * until tracing is first used, and a mapped buffer keeps its
+		 * size. Give it the size it would get now; there is no way
+		 * back to the small one, nor a need to restore it.
+		 */
+		char *kb = read_setting(s, "buffer_size_kb");
+
+		p = strstr(kb, "expanded: ");
+		if (p) {
+			snprintf(num, sizeof(num), "%ld",
+				 strtol(p + strlen("expanded: "), NULL, 10));
+			if (write_setting(s, "buffer_size_kb", num))
+				fail_restore(s, "cannot set the buffer size");
+		}
+		free(kb);
 	}
 
 	for (i = 0; i < s->nr_events; i++) {

@@ -111,8 +111,9 @@ echo "TAP version 13"
 echo "1..26"
 echo "# $NCPU CPUs, $N markers each"
 
-# The top-level buffer is expanded the first time trace_pipe_raw is opened;
-# do it now so that the snapshots below compare like with like.
+# The tool expands the top-level buffer if nothing did yet (buffer_size_kb
+# then says "N (expanded: M)"); do it now so that the snapshots below
+# compare like with like.
 $FTMMAP stream -e ftrace:print -- true >/dev/null 2>&1
 
 # 1-3: stream through the mapping

@@ -64,8 +64,15 @@
 #define MARKER_MAX	32
 
 #define NR_MARKERS	20000	/* header_count: laps the buffer many times */
-#define LOAD_MS		3000	/* how long the writers of a load test run */
-#define DRAIN_MS	60000	/* bound on a consumer, drain included */
+/*
+ * How long the writers of a load test run: LOAD_MS, or RB_LOAD_MS from the
+ * environment (the stress stage runs the mix for minutes). A consumer
+ * must have drained DRAIN_MS after that.
+ */
+#define LOAD_MS		3000
+#define LOAD_MS_MAX	300000
+#define DRAIN_MS	60000
+#define LOAD_TIMEOUT_S	((LOAD_MS_MAX + DRAIN_MS) / 1000 + 60)
 #define WRITER_MAX_MS	60000	/* bound on a writer */
 #define IDLE_STEPS	4	/* empty steps in a row: the buffer is drained */
 #define NAP_EVERY	16	/* a consumer naps after this many steps... */
@@ -103,6 +110,14 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int load_ms(void)
+{
+	const char *env = getenv("RB_LOAD_MS");
+	long ms = env ? strtol(env, NULL, 10) : 0;
+
+	return ms > 0 && ms <= LOAD_MS_MAX ? ms : LOAD_MS;
 }
 
 static void sleep_ms(int ms)
@@ -542,7 +557,7 @@ static void wait_data(struct cpu_reader *r)
 static void *consume(void *arg)
 {
 	struct cpu_reader *r = arg;
-	long long deadline = now_ms() + DRAIN_MS;
+	long long deadline = now_ms() + load_ms() + DRAIN_MS;
 	unsigned int steps = 0, idle = 0;
 	bool use_read = false;
 	bool done;
@@ -811,7 +826,8 @@ static void check_acct(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, r->err)
 		TH_LOG("cpu%d: %s failed: %s", r->cpu, r->err_call, strerror(-r->err));
 	EXPECT_FALSE(r->timed_out)
-		TH_LOG("cpu%d: not drained after %d ms", r->cpu, DRAIN_MS);
+		TH_LOG("cpu%d: not drained %d ms after the writers", r->cpu,
+		       DRAIN_MS);
 	EXPECT_EQ(0, a->twice)
 		TH_LOG("cpu%d: %llu events handed twice; first inconsistency: %s",
 		       r->cpu, a->twice, a->why);
@@ -952,19 +968,19 @@ static void run_load(struct __test_metadata *_metadata,
 		     rb_data *self, bool mixed)
 {
 	load_start(_metadata, self, mixed);
-	sleep_ms(LOAD_MS);
+	sleep_ms(load_ms());
 	load_stop(self->load);
 	load_check(_metadata, self->load);
 }
 
 /* One consumer per CPU, with GET_READER only */
-TEST_F_TIMEOUT(rb, load, 150)
+TEST_F_TIMEOUT(rb, load, LOAD_TIMEOUT_S)
 {
 	run_load(_metadata, self, false);
 }
 
 /* One consumer per CPU, alternating read() and GET_READER */
-TEST_F_TIMEOUT(rb, mixed_readers, 150)
+TEST_F_TIMEOUT(rb, mixed_readers, LOAD_TIMEOUT_S)
 {
 	run_load(_metadata, self, true);
 }
