@@ -33,8 +33,8 @@ help:
 	@echo
 	@echo '  make deps           install the Debian packages the build needs'
 	@echo '  make source         show which kernel source would be used'
-	@echo '  make tree           (re)create $(BUILD)/linux: base commit + git am of patches/'
-	@echo '  make export         write $(BUILD)/linux commits back to patches/'
+	@echo '  make tree           (re)create $(BUILD)/linux: base commit + git am of patches/6.1/'
+	@echo '  make export         write $(BUILD)/linux commits back to patches/6.1/'
 	@echo '  make kernel         build the normal kernel   ($(BUILD)/obj/normal)'
 	@echo '  make kernel-debug   build the debug kernel    ($(BUILD)/obj/debug)'
 	@echo '  make kernel-arm64   build the arm64 kernel    ($(BUILD)/obj/arm64)'

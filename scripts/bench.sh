@@ -4,7 +4,7 @@
 #   bench.sh
 #
 # Four kernels, booted with the same guest (initramfs, programs, workload):
-#   ours      6.1 + this series (patches/)
+#   ours      6.1 + this series (patches/6.1/)
 #   base      the unpatched 6.1 it applies to (no mapping, no sub-buffer size)
 #   6.12+ours Debian's 6.12 + our mainline series (patches/6.12/)
 #   mainline  Debian's own 6.12 kernel (mainline's mapping, unchanged)

@@ -41,7 +41,8 @@ while read -r f; do
 		rm -f "$f"
 		changed=$((changed + 1))
 	fi
-done < <(series_files)
+done < <(PATCHES_NO_SERIES=1 series_files)
+write_series
 
 tree_state
 sgit config ftmmap.synced "$TREE_HASH"

@@ -7,7 +7,8 @@
 # Settings come from the environment (the Makefile exports them):
 #   BUILD       build folder (default: build, relative to the repo)
 #   KERNEL_SRC  use this kernel tree instead of Debian's linux-source-6.1
-#   PATCHES     patch queue folder (default: patches)
+#   PATCHES     folder of the patch queues (default: patches; the 6.1 series
+#               is in its 6.1/, the mainline series in its 6.12/)
 #   JOBS        parallel make jobs (default: number of CPUs)
 #   V=1         show full command output instead of logging it
 
@@ -21,7 +22,7 @@ case $PATCHES in /*) ;; *) PATCHES=$TOP/$PATCHES ;; esac
 JOBS=${JOBS:-$(nproc)}
 
 # SERIES picks the series a script works on:
-#   6.1   patches/ on Debian's linux-source-6.1 (the product; the default)
+#   6.1   patches/6.1/ on Debian's linux-source-6.1 (the product; the default)
 #   6.12  patches/6.12/ on Debian's linux-source-6.12: what we offer mainline
 # Each has its own scratch tree, object folders, logs and guest files, so the
 # two never share a build.  KERNEL_SRC is a user's own 6.1 tree; the 6.12
@@ -33,6 +34,7 @@ case $SERIES in
 	OBJ=$BUILD/obj                  # object folders: normal, debug, bisect, ...
 	LOGS=$BUILD/logs
 	GUEST_ROOT=$BUILD               # headers/ kselftest/ user/ tests.list
+	PATCHES=$PATCHES/6.1
 	# The Debian package the series is tested on (PIN_VERSION: override only
 	# to test the fallback to the newest one).
 	PIN_PACKAGE=linux-source-6.1
@@ -115,15 +117,40 @@ sgit() {
 	GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -C "$SRC" "$@"
 }
 
-# The numbered patch files of the queue, in order, without the cover letter.
+# The patch files of the queue, in order, without the cover letter: the
+# names its "series" file lists (one per line, quilt's format; "#" starts a
+# comment).  export.sh writes that file; a queue without one is read in the
+# order of the numbered names, and so is any queue with PATCHES_NO_SERIES=1.
 series_files() {
 	local f
 	[ -d "$PATCHES" ] || return 0
+	if [ -f "$PATCHES/series" ] && [ -z "${PATCHES_NO_SERIES:-}" ]; then
+		sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PATCHES/series" |
+			while read -r f; do
+				[ -f "$PATCHES/$f" ] || die "${PATCHES#"$TOP"/}/series names $f, which is not there"
+				printf '%s\n' "$PATCHES/$f"
+			done
+		return 0
+	fi
 	for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch; do
 		[ -e "$f" ] || continue
 		case ${f##*/} in 0000-*) continue ;; esac
 		printf '%s\n' "$f"
 	done
+}
+
+# write_series: the queue's "series" file, from its numbered patches.
+write_series() {
+	local f
+	{
+		echo "# Apply in this order (git am, or quilt); 0000-cover-letter.patch is the cover letter."
+		for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch; do
+			[ -e "$f" ] || continue
+			case ${f##*/} in 0000-*) continue ;; esac
+			printf '%s\n' "${f##*/}"
+		done
+	} >"$PATCHES/series.tmp"
+	mv "$PATCHES/series.tmp" "$PATCHES/series"
 }
 
 # A hash naming the content of a folder of numbered patches.

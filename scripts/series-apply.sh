@@ -5,6 +5,14 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
 
+# The series file lists exactly the numbered patches, in their order.
+rel=${PATCHES#"$TOP"/}
+[ -f "$PATCHES/series" ] || die "$rel/ has no series file (make export writes it)"
+if ! diff <(series_files) <(PATCHES_NO_SERIES=1 series_files) >/dev/null; then
+	diff <(series_files) <(PATCHES_NO_SERIES=1 series_files) | sed 's|^|    |' >&2
+	die "$rel/series does not list the numbered patches in order (make export rewrites it)"
+fi
+
 idx=$BUILD/apply.index
 trap 'rm -f "$idx"' EXIT
 export GIT_INDEX_FILE=$idx

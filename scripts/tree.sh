@@ -41,14 +41,14 @@ if [ -d "$SRC/.git" ]; then
 				exit 0
 			fi
 			die "$SRC has $reason
-       Commit them in the tree, run make export and commit patches/; or FORCE=1 drops them."
+       Commit them in the tree, run make export and commit ${PATCHES#"$TOP"/}/; or FORCE=1 drops them."
 		fi ;;
 	recreate)
 		if [ "$FORCE" != 1 ]; then
 			tree_state
 			reason=$(unexported_reason)
 			[ -z "$reason" ] || die "$SRC has $reason
-       Commit them in the tree, run make export and commit patches/; or FORCE=1 drops them."
+       Commit them in the tree, run make export and commit ${PATCHES#"$TOP"/}/; or FORCE=1 drops them."
 		fi ;;
 	*)
 		die "unknown mode $mode" ;;
