@@ -21,7 +21,7 @@
  *    reader.lost_events the events lost just before it. If the header of
  *    that sub-buffer has the missed-events flag, the count stored after its
  *    data (kbuffer_missed_events()) is the same loss, to be counted once;
- *    the flag comes without a count only when there is no room for one;
+ *    the writer leaves room for the count, so the flag never comes alone;
  *  - a read() copy carries the flag and the count of the events lost
  *    before it.
  * Then: produced == consumed + lost, sequence numbers strictly increase,
@@ -55,13 +55,15 @@
 #define INSTANCE	"rb_accounting"
 #define BUFFER_KB	"16"	/* a few sub-buffers per CPU: writers lap */
 /*
- * 22 characters: with the print entry, the newline and the NUL the kernel
- * adds, 44-byte records. A 4 KiB sub-buffer holds 92 of them and keeps 32
- * bytes free after its last event: room for a lost-events count, unless
- * four time stamps squeeze in.
+ * 22 to 50 characters, the length changing from one marker to the next:
+ * with the print entry, the newline and the NUL the kernel adds, records
+ * of 44 to 72 bytes. Pages then end anywhere, also within a long of their
+ * end, where a sub-buffer that events were lost before had no room left
+ * for their count (the flag came alone).
  */
-#define MARKER_FMT	"seq=%010u cpu=%03d"
-#define MARKER_MAX	32
+#define MARKER_FMT	"seq=%010u cpu=%03d%.*s"
+#define MARKER_FILL	"............................"
+#define MARKER_MAX	64
 
 #define NR_MARKERS	20000	/* header_count: laps the buffer many times */
 /*
@@ -630,7 +632,8 @@ static int write_marker(struct cpu_writer *w)
 	char text[MARKER_MAX];
 	int len;
 
-	len = snprintf(text, sizeof(text), MARKER_FMT, w->produced + 1, w->cpu);
+	len = snprintf(text, sizeof(text), MARKER_FMT, w->produced + 1, w->cpu,
+		       (int)((w->produced * 7) % sizeof(MARKER_FILL)), MARKER_FILL);
 	if (write(w->fd, text, len) == len) {
 		/* The consumer of this CPU reads it: check_entries() */
 		__atomic_store_n(&w->produced, w->produced + 1, __ATOMIC_RELEASE);
@@ -846,6 +849,10 @@ static void check_acct(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, a->bad_headers)
 		TH_LOG("cpu%d: %llu sub-buffer headers out of bounds; first inconsistency: %s",
 		       r->cpu, a->bad_headers, a->why);
+	/* Every sub-buffer handed over after a loss carries its count */
+	EXPECT_EQ(0, a->flag_only)
+		TH_LOG("cpu%d: %llu sub-buffers with the missed-events flag and no count",
+		       r->cpu, a->flag_only);
 	EXPECT_EQ(0, a->bad_entries)
 		TH_LOG("cpu%d: meta->entries above what was produced %llu times: %s",
 		       r->cpu, a->bad_entries, a->why);
@@ -881,13 +888,11 @@ TEST_F_TIMEOUT(rb, header_count, 120)
 	EXPECT_EQ(h->meta_lost, r.acct.first - 1);
 	EXPECT_NE(0, h->stored)
 		TH_LOG("no missed-events flag in the header of the first sub-buffer");
-	if (h->stored < 0) {
-		EXPECT_GT((int)sizeof(long), h->free)
-			TH_LOG("missed-events flag without a count, %d bytes free",
-			       h->free);
-	} else {
-		EXPECT_EQ(h->meta_lost, h->stored);
-	}
+	/* The writer leaves room for the count at the end of every page */
+	EXPECT_LT(0, h->stored)
+		TH_LOG("missed-events flag without a count, %d bytes free",
+		       h->free);
+	EXPECT_EQ(h->meta_lost, h->stored);
 
 	r.writers_done = &done;
 	consume(&r);
