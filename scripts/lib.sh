@@ -141,14 +141,9 @@ series_files() {
 
 # write_series: the queue's "series" file, from its numbered patches.
 write_series() {
-	local f
 	{
 		echo "# Apply in this order (git am, or quilt); 0000-cover-letter.patch is the cover letter."
-		for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch; do
-			[ -e "$f" ] || continue
-			case ${f##*/} in 0000-*) continue ;; esac
-			printf '%s\n' "${f##*/}"
-		done
+		PATCHES_NO_SERIES=1 series_files | sed 's|.*/||'
 	} >"$PATCHES/series.tmp"
 	mv "$PATCHES/series.tmp" "$PATCHES/series"
 }
