@@ -16,8 +16,12 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
-PATCHES=${PATCHES:-patches}
-case $PATCHES in /*) ;; *) PATCHES=$TOP/$PATCHES ;; esac
+# PATCHES is the root of the queues; lib.sh narrows it to one series below.
+# The root is kept in PATCHES_ROOT (exported) so a script that runs another
+# one does not narrow it twice (patches/6.1/6.1).
+PATCHES_ROOT=${PATCHES_ROOT:-${PATCHES:-patches}}
+case $PATCHES_ROOT in /*) ;; *) PATCHES_ROOT=$TOP/$PATCHES_ROOT ;; esac
+export PATCHES_ROOT
 
 JOBS=${JOBS:-$(nproc)}
 
@@ -34,7 +38,7 @@ case $SERIES in
 	OBJ=$BUILD/obj                  # object folders: normal, debug, bisect, ...
 	LOGS=$BUILD/logs
 	GUEST_ROOT=$BUILD               # headers/ kselftest/ user/ tests.list
-	PATCHES=$PATCHES/6.1
+	PATCHES=$PATCHES_ROOT/6.1
 	# The Debian package the series is tested on (PIN_VERSION: override only
 	# to test the fallback to the newest one).
 	PIN_PACKAGE=linux-source-6.1
@@ -45,7 +49,7 @@ case $SERIES in
 	OBJ=$BUILD/obj-6.12
 	LOGS=$BUILD/logs-6.12
 	GUEST_ROOT=$BUILD/guest-6.12
-	PATCHES=$PATCHES/6.12
+	PATCHES=$PATCHES_ROOT/6.12
 	PIN_PACKAGE=linux-source-6.12
 	PIN_VERSION=${PIN_VERSION_612:-6.12.117-1~deb12u1}
 	KERNEL_SRC=${KERNEL_SRC_612:-}
