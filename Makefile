@@ -18,13 +18,14 @@ export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 S := scripts
 
 .PHONY: help deps source tree export kernel kernel-debug kernel-arm64 tests initramfs \
-	boot check demo trace bench series-check lint matrix clean
+	boot check check-all demo trace bench series-check lint matrix kcsan kcsan-base rt clean
 
 help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
 	@echo
 	@echo '  make check          everything: series checks, the normal, arm64 and debug kernels'
-	@echo '                      and their boots, verdict'
+	@echo '                      and their boots, verdict (what CI runs)'
+	@echo '  make check-all      make check, then the 6.12 PREEMPT_RT kernel and the KCSAN kernel'
 	@echo '  make demo           build and boot the patched kernel: ftmmap stream and ftmmap stats'
 	@echo '                      on a live workload on every CPU'
 	@echo "  make trace CMD='cmd' OUT=trace.dat [EVENTS='sched ftrace:print']"
@@ -46,6 +47,10 @@ help:
 	@echo '  make series-check   the series applies, checkpatch --strict, every prefix builds'
 	@echo '  make lint           W=1 + sparse on kernel/trace/: no new warnings vs the base'
 	@echo '  make matrix         kernel/trace/ with W=1 in Debian amd64, ftrace-minimal, i386, arm64'
+	@echo '  make kcsan          KCSAN kernel (function tracer off) booted with the mapping tests and'
+	@echo '                      the load; fails on a race not in config/kcsan-known-races'
+	@echo '  make kcsan-base     the same on the unpatched base: rewrites config/kcsan-known-races'
+	@echo '  make rt             the 6.12 series with PREEMPT_RT + lockdep, booted with its tests'
 	@echo '  make bench          drain cost read() vs mapping, ours and mainline 6.12 (icount)'
 	@echo '  make clean          remove $(BUILD)/obj, logs and guest files (keeps the tree)'
 	@echo
@@ -106,6 +111,27 @@ matrix: deps
 
 check:
 	@$(S)/check.sh
+
+check-all:
+	@$(S)/check.sh --all
+
+kcsan: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/tests.sh
+	@$(S)/initramfs.sh
+	@$(S)/kcsan.sh
+
+kcsan-base: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/tests.sh
+	@$(S)/initramfs.sh
+	@$(S)/kcsan.sh --base
+
+rt: deps
+	@SERIES=6.12 $(S)/tree.sh --if-missing
+	@SERIES=6.12 $(S)/kernel.sh rt
+	@SERIES=6.12 $(S)/tests.sh && $(S)/tests-6.1-on-6.12.sh && SERIES=6.12 $(S)/initramfs.sh
+	@SERIES=6.12 $(S)/boot.sh rt check
 
 demo: deps
 	@$(S)/tree.sh --keep-work

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Boot a kernel with the guest initramfs in QEMU (TCG) and judge the run.
 #
-#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64, MODE check|demo|bench|shell|trace
+#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64|kcsan|rt, MODE check|demo|bench|shell|trace
 #
-# normal and debug boot qemu-system-x86_64 (pc) with the x86_64 guest;
+# normal, debug, kcsan and rt boot qemu-system-x86_64 (pc) with the x86_64 guest;
 # arm64 boots qemu-system-aarch64 (-M virt, -cpu $ARM64_CPU: max) with the
 # arm64 guest.
 #
@@ -21,13 +21,14 @@
 # kselftest is not a failure), ONLY (check: only the listed programs whose
 # name contains one of these, comma-separated), BOOT_EVENTS=0 (no
 # trace_event= on the command line: the top level buffer is left unused),
-# V=1 (show the whole console while it runs).
+# VERDICT_ARGS (more arguments for scripts/verdict.py), V=1 (show the whole
+# console while it runs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 flavour=${1:?usage: $0 normal|debug|arm64 check|demo|bench|shell}
 mode=${2:-check}
-case $flavour in normal | debug | arm64) ;; *) die "unknown flavour '$flavour'" ;; esac
+case $flavour in normal | debug | arm64 | kcsan | rt) ;; *) die "unknown flavour '$flavour'" ;; esac
 case $mode in check | demo | bench | shell | trace) ;; *) die "unknown mode '$mode'" ;; esac
 set_flavour "$flavour"
 
@@ -35,7 +36,7 @@ SMP=${SMP:-4}
 MEM=${MEM:-2G}
 case $flavour in
 normal) TIMEOUT=${TIMEOUT:-600} ;;
-debug | arm64) TIMEOUT=${TIMEOUT:-1200} ;;
+debug | arm64 | kcsan | rt) TIMEOUT=${TIMEOUT:-1200} ;;
 esac
 kernel=${KERNEL:-$OBJ/$flavour/$KIMAGE}
 case $kernel in /*) ;; *) kernel=$TOP/$kernel ;; esac
@@ -201,4 +202,7 @@ if [ "$mode" = check ]; then
 else
 	vargs+=(--splats-only)
 fi
+# VERDICT_ARGS: more verdict.py arguments (scripts/kcsan.sh: the known races)
+# shellcheck disable=SC2206
+vargs+=(${VERDICT_ARGS:-})
 python3 "$TOP/scripts/verdict.py" "${vargs[@]}" "$log"

@@ -6,10 +6,22 @@
 #   -> boot normal -> the 6.12 series: tree, apply, checkpatch, kernel,
 #   bisect, guest, boot -> arm64 kernel, guest programs, boot -> debug
 #   kernel -> boot debug -> verdict
+#
+#   check.sh          the stages above (make check, what CI runs)
+#   check.sh --all    then also the 6.12 series with PREEMPT_RT + lockdep
+#                     (kernel, boot) and the KCSAN kernel of the 6.1 series
+#                     (scripts/kcsan.sh): make check-all
 # The last line is the total: "N passed, N failed, N skipped".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 S=$TOP/scripts
+
+all=0
+case ${1:-} in
+--all) all=1 ;;
+'') ;;
+*) die "usage: $0 [--all]" ;;
+esac
 
 stages=()
 t0=$(now_s)
@@ -108,6 +120,13 @@ stage initramfs-arm64 "$S/initramfs.sh" arm64
 boot_stage arm64
 stage kernel-debug "$S/kernel.sh" debug
 boot_stage debug
+if [ $all = 1 ]; then
+	# PREEMPT_RT with lockdep for the mainline series (config/rt.config)
+	stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
+	boot_stage rt 6.12
+	# KCSAN on the ring buffer and the mapping (scripts/kcsan.sh)
+	counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh"
+fi
 
 report
 echo

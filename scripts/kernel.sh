@@ -7,7 +7,11 @@
 #                  + config/x86_64.config,
 #         debug  = the same + config/debug.config,
 #         arm64  = tinyconfig + base + tracing + config/arm64.config, for
-#                  arm64 with Debian's aarch64-linux-gnu- cross compiler.
+#                  arm64 with Debian's aarch64-linux-gnu- cross compiler,
+#         kcsan  = normal + config/kcsan.config (the function tracer off, so
+#                  that KCSAN instruments kernel/trace/),
+#         rt     = normal + config/rt.config (PREEMPT_RT with lockdep; the
+#                  6.12 series: 6.1 has no PREEMPT_RT).
 # NAME is the object folder (default: FLAVOUR), TARGET the make target
 # (default: the boot image, bzImage or Image).  The config is made again
 # whenever a fragment changes, and every option a fragment asks for is
@@ -21,7 +25,9 @@ case $flavour in
 normal) fragments=(base tracing x86_64) ;;
 debug) fragments=(base tracing x86_64 debug) ;;
 arm64) fragments=(base tracing arm64) ;;
-*) die "unknown flavour '$flavour' (normal, debug or arm64)" ;;
+kcsan) fragments=(base tracing x86_64 kcsan) ;;
+rt) fragments=(base tracing x86_64 rt) ;;
+*) die "unknown flavour '$flavour' (normal, debug, arm64, kcsan or rt)" ;;
 esac
 set_flavour "$flavour"
 target=${3:-${KIMAGE##*/}}
@@ -33,22 +39,32 @@ for f in "${fragments[@]}"; do frag_paths+=("$TOP/config/$f.config"); done
 stamp=$(cat "${frag_paths[@]}" | sha256sum | cut -c1-16)
 
 # check_config: every CONFIG_X=v and "# CONFIG_X is not set" of the
-# fragments must be in the final .config.
+# fragments must be in the final .config; where two fragments name the same
+# option, the later one's line counts (as merge_config.sh merges them).
 check_config() {
 	local f line sym val bad=()
+	local -A want from
 	for f in "${frag_paths[@]}"; do
 		while IFS= read -r line; do
 			case $line in
-			CONFIG_*=*)
-				sym=${line%%=*} val=${line#*=}
-				grep -qxF "$sym=$val" "$obj/.config" || bad+=("$line (from ${f#"$TOP"/}; got: $(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || echo absent))")
-				;;
-			"# CONFIG_"*" is not set")
-				sym=${line#\# } sym=${sym%% *}
-				! grep -qE "^$sym=" "$obj/.config" || bad+=("$line (from ${f#"$TOP"/}; got: $(grep -E "^$sym=" "$obj/.config"))")
-				;;
+			CONFIG_*=*) sym=${line%%=*} ;;
+			"# CONFIG_"*" is not set") sym=${line#\# } sym=${sym%% *} ;;
+			*) continue ;;
 			esac
+			want[$sym]=$line from[$sym]=${f#"$TOP"/}
 		done <"$f"
+	done
+	for sym in "${!want[@]}"; do
+		line=${want[$sym]}
+		case $line in
+		CONFIG_*=*)
+			val=${line#*=}
+			grep -qxF "$sym=$val" "$obj/.config" || bad+=("$line (from ${from[$sym]}; got: $(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || echo absent))")
+			;;
+		*)
+			! grep -qE "^$sym=" "$obj/.config" || bad+=("$line (from ${from[$sym]}; got: $(grep -E "^$sym=" "$obj/.config"))")
+			;;
+		esac
 	done
 	if [ ${#bad[@]} != 0 ]; then
 		printf 'ERROR: options requested but not in %s:\n' "$obj/.config" >&2

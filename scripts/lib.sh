@@ -71,13 +71,14 @@ GIT_IDENT_EMAIL=ftrace-mmap-6.1@users.noreply.invalid
 # the host's busybox-static).
 BUSYBOX_ARM64=$BUILD/dl/busybox-arm64/bin/busybox
 
-# set_flavour FLAVOUR: set_arch for the flavour's guest: normal and debug
-# are x86_64, arm64 is arm64 (cross-compiled, booted in qemu-system-aarch64).
+# set_flavour FLAVOUR: set_arch for the flavour's guest: normal, debug, kcsan
+# and rt are x86_64, arm64 is arm64 (cross-compiled, booted in
+# qemu-system-aarch64).
 set_flavour() {
 	case $1 in
-	normal | debug) set_arch x86_64 ;;
+	normal | debug | kcsan | rt) set_arch x86_64 ;;
 	arm64) set_arch arm64 ;;
-	*) die "unknown flavour '$1' (normal, debug or arm64)" ;;
+	*) die "unknown flavour '$1' (normal, debug, arm64, kcsan or rt)" ;;
 	esac
 }
 

@@ -51,6 +51,10 @@ SPLATS = [
 ]
 SPLAT = re.compile("|".join(SPLATS))
 # guest/init's console watchdog: the UART sent nothing for a while
+# KCSAN: "BUG: KCSAN: data-race in a / b" (the two accesses' functions) or
+# "BUG: KCSAN: data-race in a+0x12/0x40" (one access, the other unknown)
+KCSAN = re.compile(r"BUG: KCSAN: (.+?) in (.+)$")
+KCSAN_SELFTEST = re.compile(r"kcsan: selftest: (\d+)/(\d+) tests passed")
 CONSOLE_QUIET = re.compile(r"ftmmap: console: no byte sent for (\d+) s")
 KSFT_SKIP = 4
 
@@ -86,6 +90,24 @@ class Program:
                     break
                 ctx.insert(0, prev)
             self.results.append((kind, line, ctx[-15:]))
+
+
+def race_key(where):
+    """The functions a KCSAN report names, without offsets, sorted."""
+    return tuple(sorted(re.sub(r"\+0x[0-9a-f]+/0x[0-9a-f]+$", "", f.strip())
+                        for f in where.split(" / ")))
+
+
+def read_known_races(path):
+    """config/kcsan-known-races: "a / b   # why" per line (scripts/kcsan.sh)."""
+    known = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            body, _, why = line.partition("#")
+            if not body.strip():
+                continue
+            known[race_key(body)] = (why.strip(), f"{path}:{n}")
+    return known
 
 
 def parse(path):
@@ -140,6 +162,14 @@ def main():
     ap.add_argument("--smp", type=int, help="fail unless the guest saw this many CPUs")
     ap.add_argument("--only", help="the guest ran only the listed programs whose "
                     "name contains one of these (comma-separated, as ftmmap.only=)")
+    ap.add_argument("--known-races", metavar="FILE",
+                    help="KCSAN reports listed here (base-kernel races, with the "
+                    "reason) are shown but not failures")
+    ap.add_argument("--touched", metavar="FILE",
+                    help="functions the series changes (one per line): a listed "
+                    "race that names one of them still fails")
+    ap.add_argument("--kcsan-selftest", action="store_true",
+                    help="fail unless KCSAN's boot selftest reported all passed")
     ap.add_argument("--splats-only", action="store_true",
                     help="only check for kernel splats and the end of the run (demo, bench)")
     a = ap.parse_args()
@@ -225,6 +255,45 @@ def main():
         cut = " (cut into a program's line: the console had stopped mid-line)" \
             if lines[i][:k.start()].strip() else ""
         print(f"note: {k.group(1).strip()}{cut} at {a.log}:{i + 1}")
+
+    known = read_known_races(a.known_races) if a.known_races else {}
+    touched = set()
+    if a.touched:
+        with open(a.touched) as f:
+            touched = {l.strip() for l in f if l.strip()}
+    if a.kcsan_selftest:
+        st = [KCSAN_SELFTEST.search(l) for l in lines]
+        st = [m for m in st if m]
+        if not st:
+            problems.append("no 'kcsan: selftest: N/N tests passed' line: KCSAN did not test itself")
+        elif st[0].group(1) != st[0].group(2):
+            problems.append(f"KCSAN's selftest: {st[0].group(0)}")
+        else:
+            print(f"note: {st[0].group(0)}")
+    races = {}
+    unlisted = []
+    for i in splats:
+        msg = KMSG.search(lines[i]).group(1).strip()
+        m = KCSAN.search(msg)
+        if not m:
+            unlisted.append(i)
+            continue
+        key = race_key(m.group(2))
+        races.setdefault(key, []).append(i)
+        if key not in known:
+            unlisted.append(i)
+        elif not known[key][0] or known[key][0].startswith("TODO"):
+            unlisted.append(i)
+            problems.append(f"known race without a reason at {known[key][1]}: {msg}")
+        elif touched & set(key):
+            unlisted.append(i)
+            problems.append(f"KCSAN report in code the series changes ({', '.join(sorted(touched & set(key)))}), "
+                            f"listed as a base-kernel race at {known[key][1]}: {msg}")
+    for key, where in races.items():
+        if key in known and not touched & set(key):
+            print(f"note: known base-kernel race, {len(where)} report(s): {' / '.join(key)} "
+                  f"({known[key][0]}; {known[key][1]}), first at {a.log}:{where[0] + 1}")
+    splats = unlisted
 
     shown = 0
     for i in splats:

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The KCSAN stage: the data race detector on the ring buffer and the mapping.
+#
+#   kcsan.sh          build the kcsan kernel of the series, check that
+#                     kernel/trace/ is instrumented, boot it on $SMP vCPUs
+#                     with the mapping tests and the accounting load, and
+#                     fail on any KCSAN report that config/kcsan-known-races
+#                     does not list or that names a function the series
+#                     changes
+#   kcsan.sh --base   the same run on the unpatched base kernel: (re)write
+#                     config/kcsan-known-races from its reports, keeping the
+#                     reason of every entry already there; a new entry gets
+#                     "TODO", which fails the stage until a person writes
+#                     why the race is the base kernel's and harmless
+#
+# The kcsan flavour (config/kcsan.config) turns the function tracer off:
+# kernel/trace/Makefile leaves the folder uninstrumented otherwise.
+# Environment: SMP (4), KCSAN_ONLY (the guest programs, as boot.sh's ONLY).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+base=0
+case ${1:-} in
+--base) base=1 ;;
+'') ;;
+*) die "usage: $0 [--base]" ;;
+esac
+need_tree
+export SMP=${SMP:-4}
+only=${KCSAN_ONLY:-ring-buffer/map_test,ring-buffer/load_test,tests/rb_accounting}
+known=$TOP/config/kcsan-known-races
+
+if [ $base = 1 ]; then
+	wt=$BUILD/base-src
+	want=$(sgit rev-parse base)
+	if [ "$(git -C "$wt" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
+		rm -rf "$wt"
+		sgit worktree prune
+		sgit worktree add -q --detach "$wt" "$want" >/dev/null ||
+			die "cannot check the base out into $wt"
+	fi
+	WORKTREE=$wt "$TOP/scripts/kernel.sh" kcsan kcsan-base
+	obj=$OBJ/kcsan-base
+else
+	"$TOP/scripts/kernel.sh" kcsan
+	obj=$OBJ/kcsan
+fi
+
+# KCSAN must see the ring buffer: __tsan_ calls in ring_buffer.o
+n=$(objdump -dr "$obj/kernel/trace/ring_buffer.o" | grep -cE 'R_X86_64_(PLT32|PC32)[[:space:]]+__tsan_' || true)
+[ "$n" -gt 0 ] || die "kernel/trace/ring_buffer.o has no __tsan_ call: KCSAN does not instrument the ring buffer"
+note "kernel/trace/ring_buffer.o: $n calls into KCSAN"
+
+if [ $base = 0 ]; then
+	# The functions the series changes: the function of every hunk (git's
+	# hunk header) and every function it adds.
+	touched=$LOGS/kcsan-touched.txt
+	mkdir -p "$LOGS"
+	sgit diff -U0 base HEAD -- '*.c' '*.h' |
+		sed -n -e 's/^@@ [^@]* @@.*[^[:alnum:]_]\([[:alpha:]_][[:alnum:]_]*\)(.*/\1/p' \
+			-e 's/^+[[:alpha:]].*[^[:alnum:]_]\([[:alpha:]_][[:alnum:]_]*\)(.*/\1/p' |
+		sort -u >"$touched"
+	note "$(wc -l <"$touched") functions changed by the series (${touched#"$TOP"/})"
+	RUN_NAME=kcsan ONLY=$only KERNEL="$obj/$KIMAGE" \
+		VERDICT_ARGS="--kcsan-selftest --known-races $known --touched $touched" \
+		"$TOP/scripts/boot.sh" kcsan check
+	exit
+fi
+
+# The base run: its tests fail (no mapping), only its reports count.
+log=$LOGS/kcsan-base-check.log
+RUN_NAME=kcsan-base ONLY=$only KERNEL="$obj/$KIMAGE" ALLOW_NO_TESTS=1 \
+	"$TOP/scripts/boot.sh" kcsan check >/dev/null || true
+grep -q 'kcsan: selftest: \([0-9]*\)/\1 tests passed' "$log" ||
+	die "the base kernel's KCSAN selftest did not pass (see $log)"
+python3 - "$log" "$known" <<'EOF'
+import os, re, sys
+log, known = sys.argv[1:]
+sys.path.insert(0, os.path.join(os.path.dirname(known), "..", "scripts"))
+from verdict import KCSAN, race_key, read_known_races
+old = read_known_races(known) if os.path.exists(known) else {}
+seen = {}
+for line in open(log, errors="replace"):
+    m = KCSAN.search(line)
+    if m:
+        key = race_key(m.group(2))
+        seen[key] = seen.get(key, 0) + 1
+with open(known, "w") as f:
+    f.write("# Data races KCSAN reports on the unpatched base kernel (scripts/kcsan.sh\n"
+            "# --base writes the list; the reasons are a person's).  A report of one of\n"
+            "# these on the series is not a failure, unless it names a function the\n"
+            "# series changes.  Format: \"a / b   # why\".\n")
+    for key in sorted(set(seen) | set(old)):
+        why = old.get(key, ("TODO: why is this the base kernel's and harmless?",))[0]
+        note = "" if key in seen else " (not seen in the last base run)"
+        f.write(f"{' / '.join(key):<60}  # {why}{note if note not in why else ''}\n")
+for key, n in sorted(seen.items()):
+    print(f"    {n:4d}  {' / '.join(key)}")
+EOF
+note "wrote ${known#"$TOP"/}: write the reason of every TODO entry"
