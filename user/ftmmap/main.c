@@ -266,6 +266,26 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		usage_error("option -o is only for record");
 }
 
+/*
+ * A CPU that is offline has no buffer in an instance made while it was
+ * (poll() says EPOLLERR, read() ENODEV), and writes nothing in the top
+ * level's: it is not traced. cpu0 often has no "online" file: it is online.
+ */
+static bool cpu_online(long cpu)
+{
+	char path[64], val = '1';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/online", cpu);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	if (fread(&val, 1, 1, f) != 1)
+		val = '1';
+	fclose(f);
+	return val != '0';
+}
+
 static void parse_cpus(struct session *s)
 {
 	const char *p = s->opt->cpus;
@@ -273,10 +293,15 @@ static void parse_cpus(struct session *s)
 	char *end;
 
 	if (!p) {
-		for (cpu = 0; cpu < s->nr_cpus; cpu++)
-			s->cpu_on[cpu] = true;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			s->cpu_on[cpu] = cpu_online(cpu);
+			if (!s->cpu_on[cpu])
+				error(0, "CPU %ld is offline: not traced", cpu);
+		}
 		return;
 	}
+	if (!*p)
+		usage_error("empty CPU list");
 	while (*p) {
 		errno = 0;
 		first = strtol(p, &end, 10);
@@ -289,8 +314,11 @@ static void parse_cpus(struct session *s)
 			usage_error("invalid CPU list '%s'", s->opt->cpus);
 		if (last >= s->nr_cpus)
 			usage_error("no CPU %ld (CPUs: 0 to %d)", last, s->nr_cpus - 1);
-		for (cpu = first; cpu <= last; cpu++)
+		for (cpu = first; cpu <= last; cpu++) {
+			if (!cpu_online(cpu))
+				env_error("CPU %ld is offline", cpu);
 			s->cpu_on[cpu] = true;
+		}
 		p = *end ? end + 1 : end;
 	}
 }

@@ -103,15 +103,18 @@ int printer_queue(const struct ftm_event *ev, void *ctx)
  */
 static void load_cmdlines(struct tep_handle *tep)
 {
-	char *buf, *line, *next, comm[64];
-	int pid;
+	char *buf, *line, *next, *comm;
+	long pid;
 
 	buf = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
 	if (!buf)
 		return;
-	for (line = strtok_r(buf, "\n", &next); line; line = strtok_r(NULL, "\n", &next))
-		if (sscanf(line, "%d %63s", &pid, comm) == 2)
-			tep_override_comm(tep, comm, pid);
+	/* "PID COMM": the comm is the rest of the line, spaces included */
+	for (line = strtok_r(buf, "\n", &next); line; line = strtok_r(NULL, "\n", &next)) {
+		pid = strtol(line, &comm, 10);
+		if (comm != line && *comm == ' ' && comm[1])
+			tep_override_comm(tep, comm + 1, pid);
+	}
 	free(buf);
 }
 

@@ -210,8 +210,10 @@ static int put_tracefs_file(struct tracedat *t, struct tracefs_instance *instanc
 	char *data;
 	int size = 0;
 
+	/* An empty file gives NULL too, and leaves errno as it was */
+	errno = 0;
 	data = tracefs_instance_file_read(instance, name, &size);
-	if (!data && errno != ENOENT)
+	if (!data && errno && errno != ENOENT)
 		return -1;
 	put_sized(t, size_len, data ? data : "", data ? size : 0);
 	free(data);

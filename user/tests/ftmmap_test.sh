@@ -107,8 +107,36 @@ one_error() {
 	fi
 }
 
+# tracedat_check FILE: a trace.dat version 6 file whose flyrecord table
+# holds, for every CPU, whole sub-buffers inside the file; says how many.
+tracedat_check() {
+	size=$(stat -c %s "$1" 2>/dev/null) || { echo "no file $1"; return 1; }
+	magic=$(head -c 12 "$1" | od -An -c | tr -s ' ')
+	[ "$magic" = " 027 \b D t r a c i n g 6 \\0" ] || { echo "magic '$magic'"; return 1; }
+	page=$(od -An -t u4 -j 14 -N 4 "$1" | tr -d ' ')
+	fly=$(strings -t d -n 9 "$1" | awk '$2 == "flyrecord" { print $1; exit }')
+	if [ -z "$fly" ] || [ "$page" -le 0 ]; then
+		echo "no flyrecord section, or page size '$page'"
+		return 1
+	fi
+	od -An -t u8 -v -j $((fly + 10)) -N $((16 * NCPU)) "$1" | xargs -n 2 |
+	awk -v size="$size" -v page="$page" -v ncpu="$NCPU" '
+	{
+		if ($2 % page || ($2 && ($1 % page || $1 + $2 > size))) {
+			print "CPU " NR - 1 ": " $2 " bytes at " $1 ", file " size ", page " page
+			bad = 1
+		}
+		n += $2 / page
+	}
+	END {
+		if (NR != ncpu) { print NR " CPUs in the table"; bad = 1 }
+		print size " bytes, " n " sub-buffers"
+		exit bad
+	}'
+}
+
 echo "TAP version 13"
-echo "1..26"
+echo "1..31"
 echo "# $NCPU CPUs, $N markers each"
 
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
@@ -312,6 +340,81 @@ if [ $rc = 0 ] && [ "$rows" = $((3 * NCPU)) ] && [ ! -s "$W/stats.err" ]; then
 	pass "stats -d 2: three refreshes of $NCPU CPU rows from the meta-pages"
 else
 	fail "stats -d 2: exit $rc, $rows rows" "$W/stats.out" "$W/stats.err"
+fi
+
+# 27-31: bad input and odd systems
+one_error "empty CPU list" $FTMMAP record -o "$W/cpus.dat" -C '' -- true
+
+# A CPU that is offline: an instance made then has no buffer for it (poll()
+# says EPOLLERR, read() ENODEV), the top level keeps a buffer that is not
+# cleared. It is left out with a message, the others are traced through
+# the mapping, and the tool does not spin.
+off=$((NCPU - 1))
+if [ "$off" -gt 0 ] && echo 0 >/sys/devices/system/cpu/cpu$off/online; then
+	$FTMMAP stream -B ftmoff -e ftrace:print -- \
+		sh -c "echo off-test >$T/instances/ftmoff/trace_marker; sleep 3" \
+		>"$W/off.out" 2>"$W/off.err" &
+	pid=$!
+	i=0
+	while [ $i -lt 100 ] && ! ls -l /proc/$pid/fd 2>/dev/null | grep -q trace_pipe_raw; do
+		usleep 100000
+		i=$((i + 1))
+	done
+	usleep 500000
+	t1=$(awk '{ print $14 + $15 }' /proc/$pid/stat 2>/dev/null)
+	sleep 1
+	t2=$(awk '{ print $14 + $15 }' /proc/$pid/stat 2>/dev/null)
+	wait $pid
+	rc1=$?
+	ticks=$((${t2:-0} - ${t1:-0}))
+	$FTMMAP stream -e ftrace:print -- sh -c "echo off-top >$T/trace_marker" \
+		>"$W/offtop.out" 2>"$W/offtop.err"
+	rc2=$?
+	one_error "-C with an offline CPU" $FTMMAP stream -C $off
+	echo 1 >/sys/devices/system/cpu/cpu$off/online
+	if [ $rc1 = 0 ] && [ $rc2 = 0 ] && [ -n "$t2" ] && [ $ticks -lt 30 ] &&
+	   grep -q "^ftmmap: CPU $off is offline: not traced$" "$W/off.err" &&
+	   grep -q "^ftmmap: CPU $off is offline: not traced$" "$W/offtop.err" &&
+	   ! grep -q "not mapping" "$W/off.err" "$W/offtop.err" &&
+	   grep -q 'tracing_mark_write: off-test$' "$W/off.out" &&
+	   grep -q 'tracing_mark_write: off-top$' "$W/offtop.out" &&
+	   ! grep -q "\[00$off\]" "$W/offtop.out" && [ ! -e $T/instances/ftmoff ]; then
+		pass "CPU $off offline: left out with a message, $ticks ticks of CPU in 1 s"
+	else
+		echo "# rc=$rc1 (new instance), $rc2 (top level), $ticks ticks in 1 s"
+		fail "CPU $off offline" "$W/off.err" "$W/offtop.err" "$W/offtop.out"
+		[ -e $T/instances/ftmoff ] && rmdir $T/instances/ftmoff
+	fi
+else
+	pass "# SKIP no CPU to take offline"
+	pass "# SKIP no CPU to take offline"
+fi
+
+# An empty tracefs file (saved_cmdlines, emptied by a resize at the end of
+# the command, no event being traced) goes into the file as empty
+sev=$(cat $T/set_event)
+echo >$T/set_event
+$FTMMAP record -o "$W/empty.dat" -e ftrace:print -- \
+	sh -c "cat $T/saved_cmdlines_size >$T/saved_cmdlines_size" 2>"$W/empty.err"
+rc=$?
+cmdlines=$(wc -c <$T/saved_cmdlines)
+for e in $sev; do echo "$e" >>$T/set_event; done
+if [ $rc = 0 ] && [ "$cmdlines" = 0 ] && tracedat_check "$W/empty.dat" >"$W/check.out"; then
+	pass "record with an empty saved_cmdlines: exit 0, $(cat "$W/check.out")"
+else
+	echo "# rc=$rc, saved_cmdlines: $cmdlines bytes after the capture (must be 0)"
+	fail "record with an empty saved_cmdlines" "$W/empty.err" "$W/check.out"
+fi
+
+# A comm with spaces, as saved_cmdlines has it
+$FTMMAP stream -e ftrace:print -e sched:sched_switch -- \
+	sh -c "echo -n 'ftm space' >/proc/self/comm; echo comm-test >$T/trace_marker; usleep 100000; exit 0" \
+	>"$W/comm.out" 2>"$W/comm.err"
+if grep -q ' ftm space-[0-9]* *\[[0-9]*\] .*tracing_mark_write: comm-test$' "$W/comm.out"; then
+	pass "a comm with a space: $(grep 'comm-test$' "$W/comm.out" | sed 's/^ *//')"
+else
+	fail "a comm with a space" "$W/comm.out" "$W/comm.err"
+	grep 'comm-test$' "$W/comm.out" | sed 's/^/# /'
 fi
 
 rm -rf "$W"
