@@ -23,9 +23,10 @@ S := scripts
 help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
 	@echo
-	@echo '  make check          everything: series checks, the normal, arm64 and debug kernels'
-	@echo '                      and their boots, verdict (what CI runs)'
-	@echo '  make check-all      make check, then the 6.12 PREEMPT_RT kernel and the KCSAN kernel'
+	@echo '  make check          everything: series checks, the normal, arm64 and debug kernels,'
+	@echo '                      the 6.12 normal and PREEMPT_RT kernels, their boots, verdict'
+	@echo '                      (what CI runs)'
+	@echo '  make check-all      make check, then the KCSAN kernel (make kcsan)'
 	@echo '  make demo           build and boot the patched kernel: ftmmap stream and ftmmap stats'
 	@echo '                      on a live workload on every CPU'
 	@echo "  make trace CMD='cmd' OUT=trace.dat [EVENTS='sched ftrace:print']"

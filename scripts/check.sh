@@ -4,12 +4,12 @@
 #   -> lint (W=1, sparse) -> config matrix (W=1) -> bench plots (the
 #   committed plots are those of docs/bench/results.csv) -> guest programs
 #   -> boot normal -> the 6.12 series: tree, apply, checkpatch, kernel,
-#   bisect, guest, boot -> arm64 kernel, guest programs, boot -> debug
-#   kernel -> boot debug -> verdict
+#   bisect, guest, boot, PREEMPT_RT kernel and boot -> arm64 kernel, guest
+#   programs, boot -> debug kernel -> boot debug -> verdict
 #
 #   check.sh          the stages above (make check, what CI runs)
-#   check.sh --all    then also the 6.12 series with PREEMPT_RT + lockdep
-#                     (kernel, boot) and the KCSAN kernel of the 6.1 series
+#   check.sh --all    then also the KCSAN kernel of the 6.1 series, booted
+#                     with the mapping tests and the loads
 #                     (scripts/kcsan.sh): make check-all
 # The last line is the total: "N passed, N failed, N skipped".
 set -euo pipefail
@@ -114,6 +114,9 @@ stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
 stage bisect-6.12 env SERIES=6.12 "$S/bisect.sh" --skip-head
 stage tests-6.12 tests_612
 boot_stage normal 6.12
+# PREEMPT_RT with lockdep for the mainline series (config/rt.config)
+stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
+boot_stage rt 6.12
 stage kernel-arm64 "$S/kernel.sh" arm64
 stage tests-arm64 "$S/tests.sh" arm64
 stage initramfs-arm64 "$S/initramfs.sh" arm64
@@ -121,9 +124,6 @@ boot_stage arm64
 stage kernel-debug "$S/kernel.sh" debug
 boot_stage debug
 if [ $all = 1 ]; then
-	# PREEMPT_RT with lockdep for the mainline series (config/rt.config)
-	stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
-	boot_stage rt 6.12
 	# KCSAN on the ring buffer and the mapping (scripts/kcsan.sh)
 	counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh"
 fi

@@ -86,9 +86,10 @@ say "built $n $KARCH user programs and tests (${user#"$TOP"/}/*.c, ${user#"$TOP"
 # The run list: the kselftests in their Makefile's order, then ours by name.
 # tests/fresh_*: for a kernel nothing traced with yet (booted without
 # trace_event=); listed as "?tests/fresh_..." and run only when named in
-# ftmmap.only (guest/init), by their own boot in make check.
+# ftmmap.only (guest/init), by their own boot in make check; tests/kcsan_*:
+# the load of the KCSAN stage (scripts/kcsan.sh), likewise.
 {
 	sed -n 's/^\([^:]*\):\(.*\)$/\1\/\2/p' "$GUEST/kselftest/kselftest-list.txt"
-	(cd "$GUEST/user" && ls tests | sed 's|^|tests/|; s|^tests/fresh_|?tests/fresh_|')
+	(cd "$GUEST/user" && ls tests | sed -E 's,^,tests/,; s,^tests/(fresh|kcsan)_,?&,')
 } >"$GUEST/tests.list"
 note "$(wc -l <"$GUEST/tests.list") tests in ${GUEST#"$TOP"/}/tests.list"
