@@ -77,6 +77,7 @@ boot_stage() {
 	counts=$LOGS/$flavour-check.counts label="boot $flavour"
 	if [ "$series" != 6.1 ]; then
 		counts=$BUILD/logs-$series/$flavour-check.counts label="boot $series"
+		[ "$flavour" = normal ] || label+=" $flavour"
 	fi
 	counted_stage "$label" "$counts" env SERIES="$series" "$S/boot.sh" "$flavour" check
 }
