@@ -73,14 +73,8 @@ mainline_kernel() {
 # The unpatched base: a worktree of the scratch tree at "base", built with
 # the same config as ours into $OBJ/base.
 base_kernel() {
-	local wt=$BUILD/base-src want
-	want=$(sgit rev-parse base)
-	if [ "$(git -C "$wt" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
-		rm -rf "$wt"
-		sgit worktree prune
-		sgit worktree add -q --detach "$wt" "$want" >/dev/null ||
-			die "cannot check the base out into $wt"
-	fi
+	local wt
+	wt=$(base_worktree)
 	WORKTREE=$wt "$(dirname "$0")/kernel.sh" normal base >&2
 	echo "$OBJ/base/arch/x86/boot/bzImage"
 }

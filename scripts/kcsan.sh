@@ -44,14 +44,7 @@ only=${KCSAN_ONLY:-ring-buffer/map_test,ring-buffer/load_test,tests/rb_accountin
 known=$TOP/config/kcsan-known-races
 
 if [ $base = 1 ]; then
-	wt=$BUILD/base-src
-	want=$(sgit rev-parse base)
-	if [ "$(git -C "$wt" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
-		rm -rf "$wt"
-		sgit worktree prune
-		sgit worktree add -q --detach "$wt" "$want" >/dev/null ||
-			die "cannot check the base out into $wt"
-	fi
+	wt=$(base_worktree)
 	WORKTREE=$wt "$TOP/scripts/kernel.sh" kcsan kcsan-base
 	obj=$OBJ/kcsan-base
 else

@@ -171,6 +171,20 @@ need_tree() {
 	[ -e "$SRC/.git" ] || die "no scratch tree at $SRC: run 'make tree' first"
 }
 
+# base_worktree: a detached worktree of the scratch tree at "base", in
+# $BUILD/base-src (made again when it is not at base); prints its path.
+base_worktree() {
+	local wt=$BUILD/base-src want
+	want=$(sgit rev-parse base)
+	if [ "$(git -C "$wt" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
+		rm -rf "$wt"
+		sgit worktree prune
+		sgit worktree add -q --detach "$wt" "$want" >/dev/null ||
+			die "cannot check the base out into $wt"
+	fi
+	echo "$wt"
+}
+
 # run_logged LOG CMD...: run CMD with its output in LOG, printing a progress
 # line every 60 s.  On failure show the errors and the tail of the log.
 # V=1 shows the output as it comes instead.
