@@ -76,7 +76,7 @@ fi
 # The base runs (KCSAN_BASE_RUNS, 3: KCSAN samples, and a race one run
 # misses another finds): the verdict fails on their reports, which are what
 # they are for; the load must have run in each.
-logs=()
+base_logs=()
 for i in $(seq 1 "${KCSAN_BASE_RUNS:-3}"); do
 	log=$LOGS/kcsan-base-$i-check.log
 	RUN_NAME=kcsan-base-$i ONLY=$only KERNEL="$obj/$KIMAGE" ALLOW_NO_TESTS=1 \
@@ -86,9 +86,9 @@ for i in $(seq 1 "${KCSAN_BASE_RUNS:-3}"); do
 	grep -q '^ok 1 - [0-9]* markers written' "$log" ||
 		die "the load did not run on the base kernel (see $log)"
 	note "base run $i: $(grep -c 'BUG: KCSAN' "$log" || true) reports (${log#"$TOP"/})"
-	logs+=("$log")
+	base_logs+=("$log")
 done
-python3 - "$known" "${logs[@]}" <<'EOF'
+python3 - "$known" "${base_logs[@]}" <<'EOF'
 import os, re, sys
 known, logs = sys.argv[1], sys.argv[2:]
 sys.path.insert(0, os.path.join(os.path.dirname(known), "..", "scripts"))
