@@ -18,6 +18,9 @@ PKGS=(
 	# arm64 guest: emulator, cross compiler, arm64 libraries
 	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	libtraceevent-dev:arm64 libtracefs-dev:arm64
+	# ftmmap prints with libtraceevent's plugins, as trace-cmd report
+	# does: they go into both guests, next to its shared libraries
+	libtraceevent1-plugin libtraceevent1-plugin:arm64
 	# trace-cmd report reads ftmmap's trace.dat files (trace-check.sh);
 	# trace-cmd record runs in the guest (bench-tools.sh)
 	trace-cmd

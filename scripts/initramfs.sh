@@ -6,10 +6,16 @@
 #   /usr/bin/ftmmap-NAME   user/NAME.c
 #   /tests/NAME            user/tests/NAME.c, user/tests/NAME.sh
 #   /etc/ftmmap/tests.list what check mode runs
+#   /usr/bin/ftmmap        user/ftmmap/, dynamically linked (it loads plugins),
+#                          with Debian's shared libraries it needs and the
+#                          dynamic loader where Debian has them (/lib/TRIPLET,
+#                          /usr/lib/TRIPLET, the loader's own path), and
+#                          libtraceevent's plugins (/usr/lib/TRIPLET/traceevent/
+#                          plugins, libtraceevent1-plugin)
 #   /opt/trace-cmd/        x86_64: Debian's trace-cmd (for bench-tools.sh), with
 #                          its shared libraries and dynamic loader in lib/;
-#                          run it as /opt/trace-cmd/trace-cmd.  The only
-#                          dynamically linked files the guest may hold.
+#                          run it as /opt/trace-cmd/trace-cmd.
+# Those two are the only dynamically linked programs the guest may hold.
 # The archive is written by the kernel's own usr/gen_init_cpio, so no root
 # and no device nodes on the host are needed.
 #
@@ -51,6 +57,48 @@ cp -a "$GUEST/user/bin/." "$stage/usr/bin/"
 cp -a "$GUEST/user/tests/." "$stage/tests/"
 cp "$GUEST/tests.list" "$stage/etc/ftmmap/tests.list"
 
+# ftmmap's shared libraries, loader and libtraceevent's plugins, from the
+# guest architecture's Debian packages (multiarch), at Debian's paths: the
+# loader looks in /lib/TRIPLET and /usr/lib/TRIPLET without ld.so.cache,
+# and libtraceevent in its own plugin folder. readelf, not ldd: the arm64
+# files cannot run here.
+case $KARCH in
+x86_64) triplet=x86_64-linux-gnu ;;
+arm64) triplet=aarch64-linux-gnu ;;
+esac
+plugins=/usr/lib/$triplet/traceevent/plugins
+# ship_libs FILE...: the libraries FILE needs (NEEDED), and theirs, into the stage
+ship_libs() {
+	local f lib dir found
+	for f; do
+		for lib in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+			[ -e "$stage/lib/$triplet/$lib" ] && continue
+			found=
+			for dir in /lib/$triplet /usr/lib/$triplet; do
+				[ -e "$dir/$lib" ] && found=$dir/$lib && break
+			done
+			[ -n "$found" ] || die "no $lib for ${f#"$stage"} in /lib/$triplet or /usr/lib/$triplet: run 'make deps'"
+			mkdir -p "$stage/lib/$triplet"
+			cp -L "$found" "$stage/lib/$triplet/$lib"
+			ship_libs "$stage/lib/$triplet/$lib"
+		done
+	done
+}
+if [ -e "$stage/usr/bin/ftmmap" ]; then
+	interp=$(readelf -l "$stage/usr/bin/ftmmap" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')
+	if [ -n "$interp" ]; then
+		[ -e "$interp" ] || die "no dynamic loader $interp for ftmmap: run 'make deps'"
+		mkdir -p "$stage$(dirname "$interp")"
+		cp -L "$interp" "$stage$interp"
+		ship_libs "$stage/usr/bin/ftmmap"
+		compgen -G "$plugins/*.so" >/dev/null ||
+			die "no libtraceevent plugins in $plugins: run 'make deps' (libtraceevent1-plugin)"
+		mkdir -p "$stage$plugins"
+		cp -L "$plugins"/*.so "$stage$plugins/"
+		ship_libs "$stage$plugins"/*.so
+	fi
+fi
+
 # Debian's trace-cmd, dynamically linked: the binary, the libraries ldd
 # names and the loader, all in /opt/trace-cmd, started through the loader
 # (no /lib64 in the guest).
@@ -67,8 +115,8 @@ if [ "$KARCH" = x86_64 ] && [ -x /usr/bin/trace-cmd ]; then
 	chmod 755 "$tc/trace-cmd"
 fi
 
-# Everything must run without a dynamic loader (but /opt/trace-cmd), on the
-# guest's CPU.
+# Everything must run without a dynamic loader (but ftmmap, its libraries
+# and /opt/trace-cmd), on the guest's CPU.
 case $KARCH in
 x86_64) machine='Advanced Micro Devices X86-64' ;;
 arm64) machine=AArch64 ;;
@@ -78,7 +126,10 @@ bad=$(find "$stage" -type f -perm -u+x -exec sh -c '
 	shift 2
 	for f; do
 		head -c 4 "$f" | grep -q "ELF" || continue
-		case $f in "$stage"/opt/trace-cmd/*) dyn=1 ;; *) dyn=0 ;; esac
+		case $f in
+		"$stage"/opt/trace-cmd/* | "$stage"/usr/bin/ftmmap | "$stage"/lib*/* | "$stage"/usr/lib/*) dyn=1 ;;
+		*) dyn=0 ;;
+		esac
 		if [ $dyn = 0 ] && readelf -l "$f" 2>/dev/null | grep -q "Requesting program interpreter"; then
 			echo "$f (not statically linked)"
 		elif ! readelf -h "$f" 2>/dev/null | grep -q "Machine: *$machine\$"; then

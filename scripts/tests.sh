@@ -38,7 +38,7 @@ else
 fi
 
 # build_c OUT SRC...: one statically linked program.
-CFLAGS=(-static -O2 -Wall -I"$GUEST/headers/include" -I"${USER_DIR:-$TOP/user}" -I"$ksft_src"
+CFLAGS=(-O2 -Wall -I"$GUEST/headers/include" -I"${USER_DIR:-$TOP/user}" -I"$ksft_src"
 	"${GUEST_CFLAGS[@]}")
 user_log=$LOGS/${GUEST_TAG}user.log
 # Every program links Debian's libtracefs and libtraceevent statically; their
@@ -46,7 +46,7 @@ user_log=$LOGS/${GUEST_TAG}user.log
 build_c() {
 	local out=$1
 	shift
-	"$GUEST_CC" "${CFLAGS[@]}" -I/usr/include/traceevent -I/usr/include/tracefs -o "$out" "$@" \
+	"$GUEST_CC" -static "${CFLAGS[@]}" -I/usr/include/traceevent -I/usr/include/tracefs -o "$out" "$@" \
 		-ltracefs -ltraceevent -lpthread >>"$user_log" 2>&1 || {
 		tail -n 30 "$user_log" >&2
 		die "${out#"$GUEST"/} does not build (see ${user_log#"$TOP"/})"
@@ -63,9 +63,17 @@ for f in "$user"/*.c; do
 	build_c "$GUEST/user/bin/ftmmap-$(basename "$f" .c)" "$f"
 	n=$((n + 1))
 done
-# The tool: user/ftmmap/*.c (library, trace.dat writer, command) -> ftmmap.
+# The tool: user/ftmmap/*.c (library, trace.dat writer, command) -> ftmmap,
+# linked dynamically: it loads libtraceevent's plugins (dlopen()), which
+# call back into libtraceevent, and that a static program cannot do.
+# initramfs.sh puts its shared libraries, the dynamic loader and the
+# plugins into the guest, where Debian has them.
 if compgen -G "$user/ftmmap/*.c" >/dev/null; then
-	build_c "$GUEST/user/bin/ftmmap" -Wextra "$user"/ftmmap/*.c
+	"$GUEST_CC" "${CFLAGS[@]}" -Wextra -I/usr/include/traceevent -I/usr/include/tracefs \
+		-o "$GUEST/user/bin/ftmmap" "$user"/ftmmap/*.c -ltracefs -ltraceevent >>"$user_log" 2>&1 || {
+		tail -n 30 "$user_log" >&2
+		die "user/bin/ftmmap does not build (see ${user_log#"$TOP"/})"
+	}
 	n=$((n + 1))
 fi
 for d in "$user/tests" ${EXTRA_TESTS:+"$EXTRA_TESTS"}; do

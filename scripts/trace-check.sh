@@ -27,7 +27,10 @@
 #     the task column (see below);
 #   - stream's and stream --read's marker lines are trace-cmd's marker lines
 #     of rec (other runs: the pids and time stamps differ, so lines are
-#     compared without them; see compare() below).
+#     compared without them; see compare() below);
+#   - plug (record -p of hrtimer events, one CPU online) prints the lines
+#     of trace-cmd report, whose plugins (libtraceevent1-plugin) format
+#     those events, but for the comm of the task column.
 # Prints "ok N - ..." / "not ok N - ..." and a last line "N passed, N
 # failed, 0 skipped"; writes "passed failed skipped" to
 # $LOGS/trace-check.counts.  Exit status 0 when all passed.
@@ -89,6 +92,15 @@ one recp record -p -o $OUT/recp.dat -- sh $J/markers.sh $MARKERS
 one stream stream -- sh $J/markers.sh $MARKERS
 one sread stream --read -- sh $J/markers.sh $MARKERS
 one rread record --read -o $OUT/rread.dat -- sh $J/markers.sh $MARKERS
+# Events that libtraceevent's plugins print (hrtimer), with one CPU online:
+# enabling them patches code, which TCG and several vCPUs do not mix with.
+off=
+for d in /sys/devices/system/cpu/cpu[1-9]*; do
+	if [ "$(cat $d/online 2>/dev/null)" = 1 ] && echo 0 >$d/online; then off="$off $d"; fi
+done
+one plug record -p -e timer:hrtimer_start -e timer:hrtimer_expire_entry -e ftrace:print -e sched:sched_switch -e sched:sched_wakeup \
+	-o $OUT/plug.dat -- sh $J/markers.sh 20 0
+for d in $off; do echo 1 >$d/online; done
 # The consumer at nice 19 and the writer at nice -20, both on CPU 0: the
 # writer fills the 16 KB buffer many times before the consumer runs.
 renice 19 $$ >/dev/null
@@ -274,6 +286,13 @@ def compare(label, name, ref_events):
     return events
 
 
+# The comm of the task column may differ: ftmmap takes it from the saved
+# cmdlines (the file's section), while trace-cmd's sched_switch plugin keeps
+# the first comm it saw for a pid in a sched_switch event ("ftmmap" for a
+# child that then exec()s sh): compared without it.
+task = lambda l: re.sub(r"^\s*.*?-(\d+)(\s+\[\d{3}\])", r"\1\2", l)
+
+
 if params is not None:
     rec = check_recording("rec", "record")
 
@@ -291,12 +310,6 @@ if params is not None:
                   f"record -p: its {len(am)} marker lines are trace-cmd report's, byte for byte",
                   "\n".join(f"{x!r}\n{y!r}" for x, y in zip(am, bm) if x != y) or
                   f"{len(am)} vs {len(bm)} lines")
-            # The comm of the task column may differ: ftmmap takes it from
-            # the saved cmdlines (the file's section), while trace-cmd's
-            # sched_switch plugin keeps the first comm it saw for a pid in a
-            # sched_switch event ("ftmmap" for a child that then exec()s
-            # sh): compared without it.
-            task = lambda l: re.sub(r"^\s*.*?-(\d+)(\s+\[\d{3}\])", r"\1\2", l)
             diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
             check(len(a) == len(b) and not diff,
                   f"record -p: all its {len(a)} lines (sched_switch, sched_wakeup too) are "
@@ -311,6 +324,22 @@ if params is not None:
         check("not mapping the ring-buffer (--read)" in err,
               "stream --read: says it reads trace_pipe_raw instead of mapping it", err)
     check_recording("rread", "record --read")
+
+    # Events that trace-cmd report prints through a plugin (hrtimer)
+    if ran("plug"):
+        text, err = report("plug")
+        if text is None:
+            check(False, "plug: trace-cmd report opens the file", err)
+        else:
+            a = [l for l in (read("plug.out") or "").splitlines() if l.strip()]
+            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
+            nhr = sum(1 for l in a if re.search(r" hrtimer_(start|expire_entry): ", l))
+            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
+            check(nhr > 0 and len(a) == len(b) and not diff,
+                  f"record -p of hrtimer events: its {len(a)} lines ({nhr} hrtimer ones) are "
+                  "trace-cmd report's, plugins included, but for the comm of the task column",
+                  "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
+                  f"{len(a)} vs {len(b)} lines, {nhr} hrtimer lines")
 
     # The lossy run: CPU 0 only, markers only.
     if ran("lossy"):

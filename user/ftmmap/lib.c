@@ -14,8 +14,20 @@
  * only its first meta->reader.read bytes of data. Each
  * TRACE_MMAP_IOCTL_GET_READER hands over the events from where reader.read
  * was before the call (from 0 if reader.id changed) to where it is after.
- * The loss before a new reader sub-buffer is both in reader.lost_events and
- * in the sub-buffer header: it is counted once, from the meta-page.
+ *
+ * The loss before a new reader sub-buffer is reported in one or both of two
+ * places, depending on the kernel:
+ *
+ *   header     RB_MISSED_EVENTS in the commit word, and RB_MISSED_STORED
+ *              with the count in a long right after the data (mainline
+ *              since 6.10; our 6.1 series when the writer is done with the
+ *              sub-buffer at the swap)
+ *   meta-page  reader.lost_events of the GET_READER that swapped the
+ *              sub-buffer in (our series, 6.1 and 6.12; 0 on mainline)
+ *
+ * Both describe the same loss: it is counted once, from the header when it
+ * has a count, else from the meta-page, else as a loss of unknown size when
+ * only the flag is set.
  *
  * A trace.dat file wants whole sub-buffers. The reader sub-buffer goes back
  * into the ring, where the writer may overwrite it, as soon as the next
@@ -60,11 +72,12 @@ struct ftm_buf {
 	uint32_t		id;
 	uint32_t		read;
 	uint64_t		meta_read;	/* meta->read at the last call */
+	bool			no_meta_lost;	/* FTMMAP_NO_META_LOST: as on mainline */
 
 	/* Mapped: our copy of the reader sub-buffer, for ftm_subbuf_fn */
 	unsigned char		*copy;
 	size_t			copy_len;	/* bytes of event data in it */
-	uint64_t		copy_lost;	/* events lost before it */
+	long long		copy_lost;	/* lost before it: count, -1 unknown, 0 none */
 	bool			copy_used;
 
 	/* Not mapped: the sub-buffer that read() returned */
@@ -164,6 +177,11 @@ struct ftm_buf *ftm_buf_open(const char *dir, int cpu, unsigned int flags)
 		return NULL;
 	b->cpu = cpu;
 	b->fd = -1;
+	/*
+	 * For the tests: ignore reader.lost_events, as on a mainline kernel
+	 * whose meta-page does not report losses (the header alone does).
+	 */
+	b->no_meta_lost = getenv("FTMMAP_NO_META_LOST");
 
 	path = cpu_file(dir, cpu, "trace_pipe_raw");
 	if (!path)
@@ -255,27 +273,70 @@ const struct ftm_totals *ftm_buf_totals(const struct ftm_buf *b)
 }
 
 /*
- * Walk the events of the sub-buffer loaded in @kbuf whose data starts at
- * byte @from and before byte @to of its data. @missed goes with the first.
+ * Walk the events of the sub-buffer loaded in @kbuf that start at byte
+ * @from of its data or after it, and before byte @to. @missed goes with the
+ * first.
+ *
+ * kbuffer's index (kbuffer_curr_index()) is where the current event's own
+ * header is, from the start of the data: after the time extends and stamps
+ * that go with it, which kbuffer_next_event() folds into the time stamp.
+ * An event whose time extend starts at @from is thus the first one walked,
+ * with its time, and one that starts at @to is the first one left out. The
+ * sub-buffer is walked from its first event, so that every delta before
+ * @from is added into the time stamp as kbuffer means it to be.
  */
 static int walk_events(struct kbuffer *kbuf, int cpu, unsigned int from, unsigned int to,
 		       long long missed, ftm_event_fn on_event, void *ctx, uint64_t *count)
 {
-	int start = kbuffer_start_of_data(kbuf);
 	struct ftm_event ev = { .cpu = cpu, .missed = missed };
 	void *data;
 
-	data = kbuffer_read_at_offset(kbuf, start + from, &ev.ts);
-	while (data && kbuffer_curr_offset(kbuf) < start + (int)to) {
+	for (data = kbuffer_read_event(kbuf, &ev.ts); data;
+	     data = kbuffer_next_event(kbuf, &ev.ts)) {
+		if ((unsigned int)kbuffer_curr_index(kbuf) < from)
+			continue;
+		if ((unsigned int)kbuffer_curr_index(kbuf) >= to)
+			break;
 		ev.data = data;
 		ev.size = kbuffer_event_size(kbuf);
 		(*count)++;
 		if (on_event && on_event(&ev, ctx))
 			return -1;
 		ev.missed = 0;
-		data = kbuffer_next_event(kbuf, &ev.ts);
 	}
 	return 0;
+}
+
+/*
+ * The loss that the header of the sub-buffer just loaded in @kbuf reports
+ * before it: a count, -1 when the count was not stored, 0 for none.
+ * kbuffer_missed_events() says it for the first event only, and a
+ * sub-buffer that starts with a time extend has its first event after it:
+ * for that one, the flags are read from the commit word.
+ */
+static long long header_lost(struct kbuffer *kbuf, const void *subbuf)
+{
+	unsigned long commit;
+
+	if (!kbuffer_curr_index(kbuf))
+		return kbuffer_missed_events(kbuf);
+	memcpy(&commit, (const unsigned char *)subbuf + sizeof(uint64_t), sizeof(commit));
+	if (!(commit & RB_MISSED_EVENTS))
+		return 0;
+	if (!(commit & RB_MISSED_STORED))
+		return -1;
+	memcpy(&commit, (const unsigned char *)subbuf + SUBBUF_HDR_SIZE +
+	       kbuffer_subbuffer_size(kbuf), sizeof(commit));
+	return (long long)commit;
+}
+
+/* Add a loss to the totals: a count, or -1 for one of unknown size */
+static void count_lost(struct ftm_buf *b, long long lost)
+{
+	if (lost > 0)
+		b->totals.lost += lost;
+	else if (lost < 0)
+		b->totals.lost_unknown++;
 }
 
 /**
@@ -299,12 +360,17 @@ int ftm_walk_subbuf(const void *subbuf, int cpu, ftm_event_fn on_event, void *ct
 	ret = kbuffer_load_subbuffer(kbuf, (void *)subbuf);
 	if (!ret)
 		ret = walk_events(kbuf, cpu, 0, kbuffer_subbuffer_size(kbuf),
-				  kbuffer_missed_events(kbuf), on_event, ctx, &count);
+				  header_lost(kbuf, subbuf), on_event, ctx, &count);
 	kbuffer_free(kbuf);
 	return ret ? -1 : (int)count;
 }
 
-/* Give out our copy of the last reader sub-buffer, with its final header */
+/*
+ * Give out our copy of the last reader sub-buffer, with its final header:
+ * the size of what was handed over, and the loss before it as the kernel
+ * reported it (the flag, and the count after the data when it is known and
+ * there is room, as the kernel stores it), wherever the kernel put it.
+ */
 static int emit_copy(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx)
 {
 	unsigned long commit = b->copy_len;
@@ -316,8 +382,7 @@ static int emit_copy(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx)
 
 	if (b->copy_lost) {
 		commit |= RB_MISSED_EVENTS;
-		/* The count goes after the data when there is room, as the kernel does */
-		if (end + sizeof(long) <= b->subbuf_size) {
+		if (b->copy_lost > 0 && end + sizeof(long) <= b->subbuf_size) {
 			unsigned long lost = b->copy_lost;
 
 			memcpy(b->copy + end, &lost, sizeof(lost));
@@ -335,7 +400,8 @@ static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_f
 {
 	const struct trace_buffer_meta *meta = b->meta;
 	uint32_t id, read, from;
-	uint64_t lost = 0, events = 0;
+	uint64_t events = 0;
+	long long lost = 0;
 	const unsigned char *sb;
 	bool new_subbuf;
 
@@ -359,14 +425,21 @@ static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_f
 
 	new_subbuf = id != b->id;
 	from = new_subbuf ? 0 : b->read;
-	if (new_subbuf) {
-		lost = meta->reader.lost_events;
-		b->totals.subbufs++;
-		b->totals.lost += lost;
-	}
 	b->id = id;
 	b->read = read;
 	sb = (const unsigned char *)meta + meta->meta_page_size + (size_t)id * b->subbuf_size;
+	if (kbuffer_load_subbuffer(b->kbuf, (void *)sb)) {
+		errno = EPROTO;
+		return -1;
+	}
+	if (new_subbuf) {
+		/* The same loss in both places: the header's count first */
+		lost = header_lost(b->kbuf, sb);
+		if (lost <= 0 && meta->reader.lost_events && !b->no_meta_lost)
+			lost = meta->reader.lost_events;
+		b->totals.subbufs++;
+		count_lost(b, lost);
+	}
 
 	if (on_subbuf) {
 		if (new_subbuf) {
@@ -386,10 +459,6 @@ static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_f
 	}
 
 	if (on_event) {
-		if (kbuffer_load_subbuffer(b->kbuf, (void *)sb)) {
-			errno = EPROTO;
-			return -1;
-		}
 		if (walk_events(b->kbuf, b->cpu, from, read, lost, on_event, ctx, &events))
 			return -1;
 	} else {
@@ -420,11 +489,8 @@ static int consume_read(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn 
 	}
 
 	b->totals.subbufs++;
-	missed = kbuffer_missed_events(b->kbuf);
-	if (missed > 0)
-		b->totals.lost += missed;
-	else if (missed < 0)
-		b->totals.lost_unknown++;
+	missed = header_lost(b->kbuf, b->page);
+	count_lost(b, missed);
 
 	if (on_subbuf && on_subbuf(b->cpu, b->page, b->subbuf_size, ctx))
 		return -1;

@@ -36,6 +36,9 @@
 
 #define EXIT_USAGE	2
 
+/* The longest a read event waits for the next round of reads (stream, -p) */
+#define FLUSH_WAIT_MS	100
+
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #define __noreturn	__attribute__((noreturn))
 
@@ -706,8 +709,14 @@ static int both_event(const struct ftm_event *ev, void *ctx)
 	return printer_queue(ev, b->pr);
 }
 
+/*
+ * Take what the buffers hold: those poll() said are ready, or, with @all,
+ * every one (the printer needs every CPU read in each round: see
+ * printer_round()); @flush gives out the sub-buffers still being read, at
+ * the end of a capture.
+ */
 static int consume_all(struct session *s, struct printer *pr, struct pollfd *pfd,
-		       const int *pcpu, int nfds, bool everything)
+		       const int *pcpu, int nfds, bool all, bool flush)
 {
 	struct both both = { pr, s->dat };
 	ftm_event_fn on_event = NULL;
@@ -730,14 +739,14 @@ static int consume_all(struct session *s, struct printer *pr, struct pollfd *pfd
 	for (i = 0; i < nfds; i++) {
 		struct ftm_buf *b = s->bufs[pcpu[i]];
 
-		if (!everything && !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
+		if (!all && !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
 			continue;
 		do {
 			ret = ftm_buf_consume(b, on_event, on_subbuf, ctx);
 		} while (ret > 0);
 		if (ret < 0)
 			return -1;
-		if (everything && s->dat && ftm_buf_flush(b, on_subbuf, ctx))
+		if (flush && s->dat && ftm_buf_flush(b, on_subbuf, ctx))
 			return -1;
 	}
 	return 0;
@@ -792,6 +801,7 @@ static int capture(struct options *opt)
 	int *pcpu;
 	sigset_t block, orig;
 	struct sigaction sa = { .sa_handler = on_signal };
+	const struct timespec flush_wait = { 0, FLUSH_WAIT_MS * 1000000L };
 	bool print, exited = false;
 	int cpu, nfds = 0, status, ret = 0;
 	size_t subbuf_size = 0;
@@ -852,12 +862,17 @@ static int capture(struct options *opt)
 			if (exited)
 				break;
 		}
-		if (ppoll(pfd, nfds, NULL, &orig) < 0) {
+		/*
+		 * Printed lines wait for a round of reads of every CPU (see
+		 * printer_round()): while some wait, a round comes at least
+		 * every FLUSH_WAIT_MS, even if no buffer fills up.
+		 */
+		if (ppoll(pfd, nfds, pr && printer_pending(pr) ? &flush_wait : NULL, &orig) < 0) {
 			if (errno == EINTR)
 				continue;
 			fail_restore(&s, "poll: %s", strerror(errno));
 		}
-		if (consume_all(&s, pr, pfd, pcpu, nfds, false))
+		if (consume_all(&s, pr, pfd, pcpu, nfds, pr != NULL, false))
 			fail_restore(&s, "reading the buffers: %s", strerror(errno));
 		if (pr) {
 			printer_round(pr);
@@ -868,7 +883,7 @@ static int capture(struct options *opt)
 
 	/* Stop, and take what is left */
 	write_setting(&s, "tracing_on", "0");
-	if (consume_all(&s, pr, pfd, pcpu, nfds, true))
+	if (consume_all(&s, pr, pfd, pcpu, nfds, true, true))
 		fail_restore(&s, "reading the buffers: %s", strerror(errno));
 	if (pr)
 		printer_flush(pr);

@@ -4,11 +4,12 @@
  *
  * The line is trace-cmd's (tracecmd/trace-read.c): "%16s-%-5d [%03d]" with
  * the comm, PID and CPU, " %6.1000d:" with the time, the event name padded
- * to 20 columns, then libtraceevent's rendering of the event from the
- * kernel's own format file (tep_print_event). trace-cmd report also loads
- * libtraceevent's plugins; of those, the sched_switch plugin changes the
- * lines of the events traced by default, so its output is reproduced here
- * with tep event handlers (a static program cannot load plugins).
+ * to 20 columns, then libtraceevent's rendering of the event
+ * (tep_print_event): from the kernel's own format file, or by the plugin
+ * that handles the event. The plugins are libtraceevent's own, as
+ * trace-cmd report loads them (tep_load_plugins(): Debian's
+ * libtraceevent1-plugin, in /usr/lib/<triplet>/traceevent/plugins, or
+ * $TRACEEVENT_PLUGIN_DIR): sched_switch, hrtimer, kmem, function...
  *
  * The events of each CPU are queued in the order they were read, and the
  * queues merged by time stamp, the lowest CPU first on a tie, as trace-cmd
@@ -48,6 +49,7 @@ struct printer {
 	bool		have_limit;
 	unsigned long long limit;	/* round_max of the last round */
 	struct trace_seq seq;
+	struct tep_plugin_list *plugins;
 };
 
 /**
@@ -184,84 +186,6 @@ static void print_queued(struct printer *pr, bool all, unsigned long long limit)
 	fflush(pr->out);
 }
 
-/* trace-cmd report's sched_switch and sched_wakeup output (libtraceevent's plugin) */
-static void write_state(struct trace_seq *s, unsigned long long val)
-{
-	static const char states[] = "SDTtZXxW";
-	bool found = false;
-	unsigned int i;
-
-	for (i = 0; i < sizeof(states) - 1; i++) {
-		if (!(val & (1ULL << i)))
-			continue;
-		if (found)
-			trace_seq_putc(s, '|');
-		found = true;
-		trace_seq_putc(s, states[i]);
-	}
-	if (!found)
-		trace_seq_putc(s, 'R');
-}
-
-static void write_comm(struct trace_seq *s, struct tep_event *event, struct tep_record *rec,
-		       const char *field_name, unsigned long long pid)
-{
-	struct tep_format_field *field = tep_find_any_field(event, field_name);
-	int len;
-
-	if (!field)
-		return;
-	len = s->len;
-	trace_seq_printf(s, "%.*s", field->size, (char *)rec->data + field->offset);
-	trace_seq_terminate(s);
-	/* As the plugin does: the comm of a PID that saved_cmdlines lacks */
-	tep_register_comm(event->tep, &s->buffer[len], pid);
-	trace_seq_putc(s, ':');
-}
-
-static int sched_wakeup_handler(struct trace_seq *s, struct tep_record *rec,
-				struct tep_event *event, void *ctx)
-{
-	unsigned long long val;
-
-	(void)ctx;
-	if (tep_get_field_val(s, event, "pid", rec, &val, 1))
-		return trace_seq_putc(s, '!');
-	write_comm(s, event, rec, "comm", val);
-	trace_seq_printf(s, "%lld", val);
-	if (!tep_get_field_val(s, event, "prio", rec, &val, 1))
-		trace_seq_printf(s, " [%lld]", val);
-	if (!tep_get_field_val(s, event, "success", rec, &val, 0))
-		trace_seq_printf(s, " success=%lld", val);
-	if (!tep_get_field_val(s, event, "target_cpu", rec, &val, 0))
-		trace_seq_printf(s, " CPU:%03llu", val);
-	return 0;
-}
-
-static int sched_switch_handler(struct trace_seq *s, struct tep_record *rec,
-				struct tep_event *event, void *ctx)
-{
-	unsigned long long val;
-
-	(void)ctx;
-	if (tep_get_field_val(s, event, "prev_pid", rec, &val, 1))
-		return trace_seq_putc(s, '!');
-	write_comm(s, event, rec, "prev_comm", val);
-	trace_seq_printf(s, "%lld ", val);
-	if (!tep_get_field_val(s, event, "prev_prio", rec, &val, 1))
-		trace_seq_printf(s, "[%d] ", (int)val);
-	if (!tep_get_field_val(s, event, "prev_state", rec, &val, 1))
-		write_state(s, val);
-	trace_seq_puts(s, " ==> ");
-	if (tep_get_field_val(s, event, "next_pid", rec, &val, 1))
-		return trace_seq_putc(s, '!');
-	write_comm(s, event, rec, "next_comm", val);
-	trace_seq_printf(s, "%lld", val);
-	if (!tep_get_field_val(s, event, "next_prio", rec, &val, 1))
-		trace_seq_printf(s, " [%d]", (int)val);
-	return 0;
-}
-
 /**
  * printer_new - a printer of the events of these systems
  * @systems:	the event systems to parse the formats of, NULL-terminated
@@ -301,12 +225,8 @@ struct printer *printer_new(const char * const *systems, int nr_cpus, FILE *out)
 		tep_parse_kallsyms(pr->tep, buf);
 	free(buf);
 
-	tep_register_event_handler(pr->tep, -1, "sched", "sched_switch", sched_switch_handler,
-				   NULL);
-	tep_register_event_handler(pr->tep, -1, "sched", "sched_wakeup", sched_wakeup_handler,
-				   NULL);
-	tep_register_event_handler(pr->tep, -1, "sched", "sched_wakeup_new",
-				   sched_wakeup_handler, NULL);
+	/* None found is not an error: the events then print from their formats */
+	pr->plugins = tep_load_plugins(pr->tep);
 	return pr;
 }
 
@@ -314,20 +234,40 @@ struct printer *printer_new(const char * const *systems, int nr_cpus, FILE *out)
  * printer_round - print what is safe to print after a round of reads
  * @pr:	the printer
  *
- * An event read in this round may be older than one read in the last
- * round (it was written while the buffers were being read), but not older
- * than the newest event of the round before that, which was read before
- * this round began: print up to that one.
+ * A round reads every CPU's buffer to its end, quiet CPUs too. An event
+ * that no round read yet was written after the last round read its CPU,
+ * so it is newer than every event read before that round began: once
+ * round N is done, every event read up to round N - 1 can be printed, up
+ * to the newest of them. (An event read in round N may be older than one
+ * of round N - 1: it was written on its CPU while the round read the
+ * others.) A line thus waits one more round after it was read; the caller
+ * makes rounds come often enough (ppoll() timeout) while lines wait.
  */
 void printer_round(struct printer *pr)
 {
 	if (pr->have_limit)
 		print_queued(pr, false, pr->limit);
-	if (pr->any) {
+	if (pr->any && (!pr->have_limit || pr->round_max > pr->limit)) {
 		pr->limit = pr->round_max;
 		pr->have_limit = true;
 	}
 	pr->any = false;
+}
+
+/**
+ * printer_pending - whether events wait to be printed
+ * @pr:	the printer
+ *
+ * Return: true if some event is queued.
+ */
+bool printer_pending(const struct printer *pr)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < pr->nr_cpus; cpu++)
+		if (pr->q[cpu].head != pr->q[cpu].len)
+			return true;
+	return false;
 }
 
 /**
@@ -357,6 +297,8 @@ void printer_free(struct printer *pr)
 		free(q->ev);
 	}
 	free(pr->q);
+	if (pr->plugins)
+		tep_unload_plugins(pr->plugins, pr->tep);
 	if (pr->tep)
 		tep_free(pr->tep);
 	trace_seq_destroy(&pr->seq);

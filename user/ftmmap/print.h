@@ -11,6 +11,7 @@
 #ifndef FTMMAP_PRINT_H
 #define FTMMAP_PRINT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "ftmmap.h"
@@ -20,6 +21,7 @@ struct printer;
 struct printer *printer_new(const char * const *systems, int nr_cpus, FILE *out);
 int printer_queue(const struct ftm_event *ev, void *printer);
 void printer_round(struct printer *pr);
+bool printer_pending(const struct printer *pr);
 void printer_flush(struct printer *pr);
 void printer_free(struct printer *pr);
 
