@@ -52,6 +52,7 @@ struct ftm_totals {
 	uint64_t	lost;		/* events lost, as the kernel reported them */
 	uint64_t	lost_unknown;	/* losses of unknown size (read() only) */
 	uint64_t	subbufs;	/* sub-buffers handed over */
+	uint64_t	resets;		/* resets of the buffer seen (mapped only) */
 };
 
 /* A CPU buffer's counters: the meta-page, or per_cpu/cpuN/stats */

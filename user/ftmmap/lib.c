@@ -66,12 +66,17 @@ struct ftm_buf {
 	struct kbuffer		*kbuf;
 	struct ftm_totals	totals;
 
-	/* Mapped: the mapping, and the reader position before the last call */
+	/*
+	 * Mapped: the mapping, and the reader position after the last call
+	 * (then, during a call, before it)
+	 */
 	struct trace_buffer_meta *meta;
 	size_t			map_len;
 	uint32_t		id;
 	uint32_t		read;
 	uint64_t		meta_read;	/* meta->read at the last call */
+	uint32_t		last_id;	/* of the last sub-buffer handed over */
+	bool			restart;	/* reset seen: a new sub-buffer */
 	bool			no_meta_lost;	/* FTMMAP_NO_META_LOST: as on mainline */
 
 	/* Mapped: our copy of the reader sub-buffer, for ftm_subbuf_fn */
@@ -150,6 +155,7 @@ static int map_buffer(struct ftm_buf *b)
 	b->meta = meta;
 	b->subbuf_size = meta->subbuf_size;
 	b->id = meta->reader.id;
+	b->last_id = b->id;
 	b->read = meta->reader.read;
 	b->meta_read = meta->read;
 	return 0;
@@ -406,11 +412,28 @@ static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_f
 	bool new_subbuf;
 
 	/*
+	 * A reset of the buffer (echo > trace, a new trace clock) empties it
+	 * and zeroes its counters, and the reader starts over, maybe in the
+	 * same sub-buffer: the meta-page's read count goes back, or the read
+	 * position in the same reader sub-buffer does (read() by others only
+	 * moves them on). What was handed over before the reset is given out
+	 * as it was; what follows starts a new sub-buffer.
+	 */
+	if (meta->read < b->meta_read ||
+	    (meta->reader.id == b->id && meta->reader.read < b->read)) {
+		b->totals.resets++;
+		if (emit_copy(b, on_subbuf, ctx))
+			return -1;
+		b->restart = true;
+	}
+
+	/*
 	 * Where the reader is just before the call: read() and splice() of
 	 * the file move it too, and what they returned is not handed over.
 	 */
 	b->id = meta->reader.id;
 	b->read = meta->reader.read;
+	b->meta_read = meta->read;
 	if (ioctl(b->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
 		return errno == EAGAIN ? 0 : -1;
 
@@ -423,8 +446,11 @@ static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_f
 	if (id == b->id && read == b->read)
 		return 0;
 
-	new_subbuf = id != b->id;
-	from = new_subbuf ? 0 : b->read;
+	/* Another sub-buffer than the last one handed over, or a restart */
+	new_subbuf = id != b->last_id || b->restart;
+	b->restart = false;
+	b->last_id = id;
+	from = id == b->id ? b->read : 0;
 	b->id = id;
 	b->read = read;
 	sb = (const unsigned char *)meta + meta->meta_page_size + (size_t)id * b->subbuf_size;

@@ -673,6 +673,9 @@ static void print_totals(struct session *s)
 		if (!s->bufs[cpu])
 			continue;
 		t = ftm_buf_totals(s->bufs[cpu]);
+		if (t->resets)
+			error(0, "CPU %d: the buffer was reset during the capture (%llu times): kept what was read before, went on after",
+			      cpu, (unsigned long long)t->resets);
 		fprintf(stderr, "CPU %d: %llu events, %llu lost%s, %llu sub-buffers\n", cpu,
 			(unsigned long long)t->events, (unsigned long long)t->lost,
 			t->lost_unknown ? " (and more, of unknown number)" : "",

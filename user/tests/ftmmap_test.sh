@@ -136,7 +136,7 @@ tracedat_check() {
 }
 
 echo "TAP version 13"
-echo "1..35"
+echo "1..36"
 echo "# $NCPU CPUs, $N markers each"
 
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
@@ -507,6 +507,56 @@ else
 	echo "# rc=$rc"
 	grep -m 2 ' hrtimer_' "$W/plug.out" | sed 's/^/# /'
 	fail "plugins: hrtimer lines as libtraceevent's hrtimer plugin prints them" "$W/plug.err"
+fi
+
+# 36: a reset of the buffer (echo > trace) in the middle of record, after
+# the tool took part of it (buffer_percent 0): a note on stderr, a file
+# that reads back whole (trace-cmd report, where the guest has it), every
+# marker written after the reset in it, in order, and as many events as
+# the tool says it recorded.
+mkdir $T/instances/ftmreset
+echo 0 >$T/instances/ftmreset/buffer_percent
+cat >"$W/reset.sh" <<EOF
+#!/bin/sh
+exec 3>$T/instances/ftmreset/trace_marker
+i=1; while [ \$i -le 100 ]; do echo rs-a-\$i >&3; i=\$((i + 1)); done
+usleep 300000
+echo >$T/instances/ftmreset/trace
+i=1; while [ \$i -le 100 ]; do echo rs-b-\$i >&3; i=\$((i + 1)); done
+usleep 300000
+EOF
+chmod +x "$W/reset.sh"
+$FTMMAP record -i ftmreset -e ftrace:print -C 1 -o "$W/reset.dat" -- taskset -c 1 "$W/reset.sh" \
+	>/dev/null 2>"$W/reset.err"
+rc=$?
+rmdir $T/instances/ftmreset
+events=$(awk '/^CPU 1:/ { print $3 }' "$W/reset.err")
+TC=/opt/trace-cmd/trace-cmd
+why=
+if [ -x $TC ]; then
+	$TC report "$W/reset.dat" >"$W/reset.rep" 2>"$W/reset.rerr" || why="trace-cmd report: exit $?"
+	nrep=$(grep -c ' \[[0-9][0-9][0-9]\] ' "$W/reset.rep")
+	other=$(grep -v -c -e ' \[[0-9][0-9][0-9]\] ' -e '^cpus=' -e '^$' "$W/reset.rep")
+	b=$(sed -n 's/.*tracing_mark_write: rs-b-\([0-9]*\)$/\1/p' "$W/reset.rep" | tr '\n' ' ')
+	a=$(sed -n 's/.*tracing_mark_write: rs-a-\([0-9]*\)$/\1/p' "$W/reset.rep" | awk '$1 != NR { bad = 1 } END { print bad ? "out of order" : NR " in order" }')
+	want=$(i=1; while [ $i -le 100 ]; do printf '%d ' $i; i=$((i + 1)); done)
+	[ "$nrep" = "$events" ] || why="$why; trace-cmd reads $nrep events, ftmmap says '$events'"
+	[ "$other" = 0 ] || why="$why; $other lines of trace-cmd report are no event lines"
+	[ "$b" = "$want" ] || why="$why; markers after the reset: $b"
+	[ "$a" != "out of order" ] || why="$why; markers before the reset out of order"
+	what="trace-cmd reads the $nrep events, rs-a: $a, rs-b: 100 in order"
+else
+	[ -n "$events" ] && [ "$events" -ge 100 ] && [ "$events" -le 400 ] ||
+		why="ftmmap says '$events' events"
+	what="$events events (no trace-cmd in this guest)"
+fi
+grep -q "^ftmmap: CPU 1: the buffer was reset during the capture" "$W/reset.err" ||
+	why="$why; no note of the reset on stderr"
+if [ $rc = 0 ] && [ -z "$why" ]; then
+	pass "record across a reset: $what"
+else
+	echo "# rc=$rc$why"
+	fail "record across a reset" "$W/reset.err" "$W/reset.rerr"
 fi
 
 rm -rf "$W"
