@@ -7,9 +7,13 @@
  *   ftmmap record -o FILE [OPTIONS] [-- COMMAND...]
  *   ftmmap stats [-i INSTANCE] [-d SECONDS] [--read]
  *
- * Exit status: 0, 1 on a failure at run time, 2 on bad usage or an
- * environment it cannot work in (no tracefs, not root, unknown event or
- * instance); in that case nothing in tracefs was changed.
+ * Exit status: 0, 1 on a failure at run time (writing the events out
+ * included), 2 on bad usage or an environment it cannot work in (no
+ * tracefs, not root, unknown event or instance; then nothing in tracefs
+ * was changed); when COMMAND ended by itself with a status that is not 0,
+ * that status (128 + N when signal N killed it), as a shell gives it, the
+ * capture being complete. SIGINT, SIGTERM, SIGHUP, SIGQUIT and a closed
+ * stdout end a capture cleanly, with status 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -155,7 +159,8 @@ static void usage(FILE *f)
 	      "  -- COMMAND     trace while COMMAND runs (default: until Ctrl-C)\n"
 	      "\n"
 	      "Settings changed for the capture (events, sizes, tracing_on, a new instance)\n"
-	      "are put back at the end. Per-CPU totals go to stderr.\n", f);
+	      "are put back at the end. Per-CPU totals go to stderr. Exit status: 0; 1 on a\n"
+	      "failure; 2 on bad usage; COMMAND's own when it failed (128 + N: signal N).\n", f);
 }
 
 static long parse_number(const char *opt, const char *arg, long min, long max)
@@ -533,6 +538,8 @@ static int restore(struct session *s)
 	return ret;
 }
 
+static void stop_child(struct session *s);
+
 static void __printf(2, 3) __noreturn fail_restore(struct session *s, const char *fmt, ...)
 {
 	va_list ap;
@@ -542,6 +549,9 @@ static void __printf(2, 3) __noreturn fail_restore(struct session *s, const char
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (s->child > 0)
+		stop_child(s);
+	s->child = 0;
 	if (s->dat)
 		tracedat_abort(s->dat);
 	s->dat = NULL;
@@ -657,10 +667,56 @@ static pid_t start_command(char **argv, const sigset_t *mask)
 	pid = fork();
 	if (pid)
 		return pid;
+	/* The tool ignores SIGPIPE (| head ends a capture): COMMAND must not */
+	signal(SIGPIPE, SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	execvp(argv[0], argv);
 	error(0, "cannot run '%s': %s", argv[0], strerror(errno));
 	_exit(127);
+}
+
+/* How long COMMAND has to stop on SIGTERM before it gets SIGKILL */
+#define STOP_WAIT_MS	2000
+
+/*
+ * End COMMAND when the capture ends before it does (Ctrl-C, an error):
+ * SIGTERM, and SIGKILL if it is still there STOP_WAIT_MS later (it may
+ * ignore SIGTERM), so that the tool always gets to put tracefs back.
+ */
+static void stop_child(struct session *s)
+{
+	const struct timespec tick = { 0, 10 * 1000000L };
+	int i, status;
+
+	kill(s->child, SIGTERM);
+	for (i = 0; i < STOP_WAIT_MS / 10; i++) {
+		if (waitpid(s->child, &status, WNOHANG) != 0)
+			return;
+		nanosleep(&tick, NULL);
+	}
+	error(0, "'%s' did not stop on SIGTERM in %d s: killed", s->opt->command[0],
+	      STOP_WAIT_MS / 1000);
+	kill(s->child, SIGKILL);
+	waitpid(s->child, &status, 0);
+}
+
+/*
+ * The exit status of the tool when COMMAND ended by itself: as a shell
+ * gives it (its own, 128 + the signal that killed it), with a line on
+ * stderr when it is not 0. The capture is complete either way.
+ */
+static int command_status(int status)
+{
+	if (WIFSIGNALED(status)) {
+		error(0, "the command was killed by signal %d (%s)", WTERMSIG(status),
+		      strsignal(WTERMSIG(status)));
+		return 128 + WTERMSIG(status);
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status)) {
+		error(0, "the command exited with status %d", WEXITSTATUS(status));
+		return WEXITSTATUS(status);
+	}
+	return 0;
 }
 
 static void print_totals(struct session *s)
@@ -812,14 +868,22 @@ static int capture(struct options *opt)
 	print = !strcmp(opt->cmd, "stream") || opt->print;
 	validate(&s);
 
-	/* Signals arrive only while waiting (ppoll), never in the middle */
+	/*
+	 * Signals arrive only while waiting (ppoll), never in the middle.
+	 * Every signal that would end the tool (a closed terminal, Ctrl-\\
+	 * too) ends the capture instead, which puts tracefs back.
+	 */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	/* A closed stdout (| head) ends the capture like Ctrl-C, cleanly */
 	signal(SIGPIPE, SIG_IGN);
@@ -862,8 +926,10 @@ static int capture(struct options *opt)
 		if (child_exited) {
 			child_exited = 0;
 			exited = waitpid(s.child, &status, WNOHANG) == s.child;
-			if (exited)
+			if (exited) {
+				s.child = 0;
 				break;
+			}
 		}
 		/*
 		 * Printed lines wait for a round of reads of every CPU (see
@@ -891,18 +957,24 @@ static int capture(struct options *opt)
 	if (pr)
 		printer_flush(pr);
 
-	if (s.child > 0 && !exited) {
-		kill(s.child, SIGTERM);
-		waitpid(s.child, &status, 0);
-	}
+	if (s.child > 0 && !exited)
+		stop_child(&s);
+	s.child = 0;
 
 	print_totals(&s);
 	if (s.dat && finish_record(&s))
 		fail_restore(&s, "cannot write %s: %s", opt->output, strerror(errno));
 	if (restore(&s))
 		ret = 1;
+	if (pr && printer_error(pr) && printer_error(pr) != EPIPE) {
+		/* A closed pipe (| head) is a way to stop; a full disk is not */
+		error(0, "cannot write the events to stdout: %s", strerror(printer_error(pr)));
+		ret = 1;
+	}
 	printer_free(pr);
-	return ret ? 1 : 0;
+	if (ret)
+		return 1;
+	return exited ? command_status(status) : 0;
 }
 
 static int stats(struct options *opt)

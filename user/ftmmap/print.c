@@ -50,6 +50,7 @@ struct printer {
 	unsigned long long limit;	/* round_max of the last round */
 	struct trace_seq seq;
 	struct tep_plugin_list *plugins;
+	int		out_errno;	/* the first write error on out */
 };
 
 /**
@@ -183,7 +184,8 @@ static void print_queued(struct printer *pr, bool all, unsigned long long limit)
 		if (q->head == q->len)
 			q->head = q->len = 0;
 	}
-	fflush(pr->out);
+	if ((fflush(pr->out) || ferror(pr->out)) && !pr->out_errno)
+		pr->out_errno = errno ? errno : EIO;
 }
 
 /**
@@ -277,6 +279,17 @@ bool printer_pending(const struct printer *pr)
 void printer_flush(struct printer *pr)
 {
 	print_queued(pr, true, 0);
+}
+
+/**
+ * printer_error - the first error in writing the events out
+ * @pr:	the printer
+ *
+ * Return: its errno (EPIPE: the reader went away), or 0.
+ */
+int printer_error(const struct printer *pr)
+{
+	return pr->out_errno;
 }
 
 /**

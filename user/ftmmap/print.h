@@ -23,6 +23,7 @@ int printer_queue(const struct ftm_event *ev, void *printer);
 void printer_round(struct printer *pr);
 bool printer_pending(const struct printer *pr);
 void printer_flush(struct printer *pr);
+int printer_error(const struct printer *pr);
 void printer_free(struct printer *pr);
 
 #endif /* FTMMAP_PRINT_H */

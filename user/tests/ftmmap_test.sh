@@ -136,7 +136,7 @@ tracedat_check() {
 }
 
 echo "TAP version 13"
-echo "1..36"
+echo "1..41"
 echo "# $NCPU CPUs, $N markers each"
 
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
@@ -557,6 +557,113 @@ if [ $rc = 0 ] && [ -z "$why" ]; then
 else
 	echo "# rc=$rc$why"
 	fail "record across a reset" "$W/reset.err" "$W/reset.rerr"
+fi
+
+# 37: COMMAND does not inherit the tool's SIGPIPE ignored (bit 13 of
+# SigIgn: 0x1000)
+$FTMMAP stream -e ftrace:print -- cat /proc/self/status >"$W/sig.out" 2>"$W/sig.err"
+rc=$?
+ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "$W/sig.out")
+if [ $rc = 0 ] && [ -n "$ign" ] && [ $((0x$ign & 0x1000)) = 0 ]; then
+	pass "COMMAND runs with SIGPIPE not ignored (SigIgn $ign)"
+else
+	echo "# rc=$rc, SigIgn '$ign'"
+	fail "COMMAND inherits SIGPIPE ignored" "$W/sig.err"
+fi
+
+# 38: a COMMAND that fails: the capture is complete, the tool exits with
+# the command's status (as a shell gives it) and says so in one line
+snapshot >"$W/before"
+$FTMMAP stream -e ftrace:print -- sh -c "echo before-exit-3 >$T/trace_marker; exit 3" \
+	>"$W/cmdfail.out" 2>"$W/cmdfail.err"
+rc=$?
+snapshot >"$W/after"
+if [ $rc = 3 ] && grep -q 'tracing_mark_write: before-exit-3$' "$W/cmdfail.out" &&
+   grep -q '^ftmmap: the command exited with status 3$' "$W/cmdfail.err" &&
+   grep -q '^total: ' "$W/cmdfail.err" && cmp -s "$W/before" "$W/after"; then
+	pass "a failing COMMAND: its events, exit status 3 as the command's, one line says so"
+else
+	echo "# rc=$rc"
+	fail "a failing COMMAND" "$W/cmdfail.err"
+fi
+
+# 39: stdout that cannot be written (a full disk: /dev/full): exit 1 with
+# the reason, tracefs put back
+if [ -c /dev/full ]; then
+	snapshot >"$W/before"
+	$FTMMAP stream -m 256 -e ftrace:print -- sh -c "echo to-dev-full >$T/trace_marker" \
+		>/dev/full 2>"$W/full.err"
+	rc=$?
+	snapshot >"$W/after"
+	if [ $rc = 1 ] && grep -q '^ftmmap: cannot write the events to stdout: No space left on device$' "$W/full.err" &&
+	   cmp -s "$W/before" "$W/after"; then
+		pass "stdout on /dev/full: exit 1, $(grep '^ftmmap: cannot write' "$W/full.err")"
+	else
+		echo "# rc=$rc"
+		diff "$W/before" "$W/after" | sed 's/^/# /'
+		fail "stdout on /dev/full" "$W/full.err"
+	fi
+else
+	pass "# SKIP no /dev/full"
+fi
+
+# 40: SIGHUP and SIGQUIT end a capture as SIGINT does: events, totals,
+# tracefs put back (-m: a setting that must be restored). A background
+# job of sh starts with SIGQUIT ignored: the tool must catch it all the
+# same (the time limit keeps one that does not from holding the guest).
+why=
+for sig in HUP QUIT; do
+	snapshot >"$W/before"
+	timeout 20 $FTMMAP stream -m 256 -e ftrace:print >"$W/sig.out" 2>"$W/sig.err" &
+	pid=$!
+	i=0
+	while [ $i -lt 100 ]; do
+		[ "$(ls -l /proc/$pid/fd 2>/dev/null | grep -c trace_pipe_raw)" = "$NCPU" ] &&
+			[ "$(cat $T/tracing_on)" = 1 ] && break
+		usleep 100000
+		i=$((i + 1))
+	done
+	echo before-sig$sig >$T/trace_marker
+	usleep 300000
+	kill -$sig $pid
+	wait $pid
+	rc=$?
+	snapshot >"$W/after"
+	if [ $rc != 0 ] || ! grep -q "tracing_mark_write: before-sig$sig\$" "$W/sig.out" ||
+	   ! grep -q '^total: ' "$W/sig.err" || ! cmp -s "$W/before" "$W/after"; then
+		why="$why SIG$sig: exit $rc;"
+		diff "$W/before" "$W/after" | sed 's/^/# /'
+	fi
+done
+if [ -z "$why" ]; then
+	pass "SIGHUP, SIGQUIT: stop, drain, print the totals, put everything back"
+else
+	echo "#$why"
+	fail "SIGHUP, SIGQUIT" "$W/sig.err"
+fi
+
+# 41: a COMMAND that ignores SIGTERM does not keep the tool from ending:
+# Ctrl-C, then SIGKILL for the command 2 s later (the time limit of 30 s
+# keeps a tool that waits for the command from holding the guest)
+timeout 30 $FTMMAP stream -e ftrace:print -- sh -c 'trap "" TERM; sleep 20' \
+	>/dev/null 2>"$W/term.err" &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! ls -l /proc/$pid/fd 2>/dev/null | grep -q trace_pipe_raw; do
+	usleep 100000
+	i=$((i + 1))
+done
+usleep 500000
+t0=$(date +%s)
+kill -INT $pid 2>/dev/null
+wait $pid
+rc=$?
+t1=$(date +%s)
+if [ $rc = 0 ] && [ $((t1 - t0)) -le 6 ] && grep -q "did not stop on SIGTERM in 2 s: killed" "$W/term.err"; then
+	pass "a COMMAND that ignores SIGTERM: killed, the tool ends in $((t1 - t0)) s"
+else
+	echo "# rc=$rc, $((t1 - t0)) s"
+	fail "a COMMAND that ignores SIGTERM" "$W/term.err"
 fi
 
 rm -rf "$W"
