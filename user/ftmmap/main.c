@@ -837,7 +837,7 @@ static struct printer *new_printer(struct session *s)
 static int finish_record(struct session *s)
 {
 	struct tracedat_event *evs;
-	int i, ret;
+	int i, ret, err;
 
 	evs = calloc(s->nr_events, sizeof(*evs));
 	if (!evs)
@@ -847,8 +847,10 @@ static int finish_record(struct session *s)
 		evs[i].name = s->events[i].name;
 	}
 	ret = tracedat_finish(s->dat, evs, s->nr_events);
+	err = errno;
 	s->dat = NULL;
 	free(evs);
+	errno = err;
 	return ret;
 }
 
@@ -862,7 +864,7 @@ static int capture(struct options *opt)
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct timespec flush_wait = { 0, FLUSH_WAIT_MS * 1000000L };
 	bool print, exited = false;
-	int cpu, nfds = 0, status, ret = 0;
+	int cpu, nfds = 0, status, ret = 0, dat_err;
 	size_t subbuf_size = 0;
 
 	print = !strcmp(opt->cmd, "stream") || opt->print;
@@ -943,6 +945,9 @@ static int capture(struct options *opt)
 		}
 		if (consume_all(&s, pr, pfd, pcpu, nfds, pr != NULL, false))
 			fail_restore(&s, "reading the buffers: %s", strerror(errno));
+		/* The file cannot take more (a full disk): keep what it has */
+		if (s.dat && tracedat_error(s.dat))
+			stop_requested = 1;
 		if (pr) {
 			printer_round(pr);
 			if (ferror(stdout))
@@ -962,8 +967,20 @@ static int capture(struct options *opt)
 	s.child = 0;
 
 	print_totals(&s);
-	if (s.dat && finish_record(&s))
-		fail_restore(&s, "cannot write %s: %s", opt->output, strerror(errno));
+	if (s.dat) {
+		dat_err = tracedat_error(s.dat);
+		ret = finish_record(&s);
+		if (ret < 0)
+			fail_restore(&s, "cannot write %s: %s", opt->output, strerror(errno));
+		if (ret > 0)
+			dat_err = errno;
+		ret = 0;
+		if (dat_err) {
+			error(0, "cannot write %s: %s: it holds what was recorded until then",
+			      opt->output, strerror(dat_err));
+			ret = 1;
+		}
+	}
 	if (restore(&s))
 		ret = 1;
 	if (pr && printer_error(pr) && printer_error(pr) != EPIPE) {

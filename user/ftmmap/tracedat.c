@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,12 +48,19 @@
 
 struct tracedat {
 	char			*path;
-	FILE			*out;
+	int			fd;		/* the file */
+	bool			written;	/* something readable is in it */
+	FILE			*out;		/* its headers, built in memory */
+	char			*hdr;
+	size_t			hdr_len;
 	struct tracefs_instance	*instance;
 	int			nr_cpus;
 	size_t			subbuf_size;
 	int			*cpu_fd;	/* unlinked files of CPU data */
 	uint64_t		*cpu_size;
+	uint64_t		dropped;	/* sub-buffers dropped to make room */
+	bool			regular;	/* out is a regular file: removable */
+	int			error;		/* first error adding CPU data */
 };
 
 /**
@@ -68,12 +76,14 @@ struct tracedat *tracedat_open(const char *path, struct tracefs_instance *instan
 			       int nr_cpus, size_t subbuf_size)
 {
 	struct tracedat *t;
+	struct stat st;
 	char *tmp;
 	int cpu, err;
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	t->fd = -1;
 	t->instance = instance;
 	t->nr_cpus = nr_cpus;
 	t->subbuf_size = subbuf_size;
@@ -85,9 +95,12 @@ struct tracedat *tracedat_open(const char *path, struct tracefs_instance *instan
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		t->cpu_fd[cpu] = -1;
 
-	t->out = fopen(path, "w");
-	if (!t->out)
+	/* Not inherited by COMMAND */
+	t->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (t->fd < 0)
 		goto fail;
+	/* Only a regular file is removed on failure (not /dev/full...) */
+	t->regular = !fstat(t->fd, &st) && S_ISREG(st.st_mode);
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		if (asprintf(&tmp, "%s.cpu%d", path, cpu) < 0)
 			goto fail;
@@ -117,9 +130,13 @@ void tracedat_abort(struct tracedat *t)
 
 	if (!t)
 		return;
-	if (t->out) {
+	if (t->out)
 		fclose(t->out);
-		unlink(t->path);
+	free(t->hdr);
+	if (t->fd >= 0) {
+		close(t->fd);
+		if (t->regular && !t->written)
+			unlink(t->path);
 	}
 	for (cpu = 0; t->cpu_fd && cpu < t->nr_cpus; cpu++)
 		if (t->cpu_fd[cpu] >= 0)
@@ -155,22 +172,44 @@ static int write_all(int fd, const void *buf, size_t len)
  * @size:	its size, the sub-buffer size
  * @ctx:	the struct tracedat
  *
- * A ftm_subbuf_fn: the sub-buffer is copied as it is.
+ * A ftm_subbuf_fn: the sub-buffer is copied as it is. When it cannot be
+ * stored (a full disk), neither it nor any later one is: the file keeps
+ * what was stored before, tracedat_error() says why, and the caller stops.
  *
- * Return: 0, or -1 with errno set.
+ * Return: 0, or -1 with errno set on bad arguments.
  */
 int tracedat_add_subbuf(int cpu, const void *subbuf, size_t size, void *ctx)
 {
 	struct tracedat *t = ctx;
+	off_t end;
 
 	if (cpu < 0 || cpu >= t->nr_cpus || size != t->subbuf_size) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (write_all(t->cpu_fd[cpu], subbuf, size))
-		return -1;
+	if (t->error)
+		return 0;
+	if (write_all(t->cpu_fd[cpu], subbuf, size)) {
+		t->error = errno;
+		/* Whole sub-buffers only */
+		end = t->cpu_size[cpu];
+		if (ftruncate(t->cpu_fd[cpu], end) || lseek(t->cpu_fd[cpu], end, SEEK_SET) != end)
+			t->cpu_size[cpu] = 0;
+		return 0;
+	}
 	t->cpu_size[cpu] += size;
 	return 0;
+}
+
+/**
+ * tracedat_error - why CPU data could not be stored
+ * @t:	the file
+ *
+ * Return: the errno of the first sub-buffer that could not be stored, or 0.
+ */
+int tracedat_error(const struct tracedat *t)
+{
+	return t->error;
 }
 
 static void put(struct tracedat *t, const void *p, size_t len)
@@ -303,24 +342,102 @@ static void put_option(struct tracedat *t, uint16_t id, const char *data, size_t
 	put(t, data, len);
 }
 
-static int copy_cpu_data(struct tracedat *t, int cpu)
+/*
+ * Make room on a full disk for @need more bytes: drop the newest whole
+ * sub-buffers of the CPU that has the most, in their temporary files.
+ * Return: false when there is nothing left to drop.
+ */
+static bool drop_newest(struct tracedat *t, size_t need)
 {
-	char buf[65536];
-	uint64_t left = t->cpu_size[cpu];
+	uint64_t drop;
+	int cpu, most = 0;
+
+	for (cpu = 1; cpu < t->nr_cpus; cpu++)
+		if (t->cpu_size[cpu] > t->cpu_size[most])
+			most = cpu;
+	if (!t->cpu_size[most])
+		return false;
+	drop = (need + t->subbuf_size - 1) / t->subbuf_size * t->subbuf_size;
+	if (drop > t->cpu_size[most])
+		drop = t->cpu_size[most];
+	t->cpu_size[most] -= drop;
+	t->dropped += drop / t->subbuf_size;
+	return !ftruncate(t->cpu_fd[most], t->cpu_size[most]);
+}
+
+/*
+ * Write @len bytes at @offset of the file; on a full disk, make room by
+ * dropping the newest sub-buffers recorded, as long as there are some.
+ */
+static int write_at(struct tracedat *t, const void *buf, size_t len, off_t offset)
+{
+	const char *p = buf;
 	ssize_t n;
 
-	if (lseek(t->cpu_fd[cpu], 0, SEEK_SET))
-		return -1;
-	while (left) {
-		n = read(t->cpu_fd[cpu], buf, left < sizeof(buf) ? left : sizeof(buf));
-		if (n <= 0) {
-			errno = n ? errno : EIO;
-			return -1;
+	while (len) {
+		n = pwrite(t->fd, p, len, offset);
+		if (n > 0) {
+			p += n;
+			len -= n;
+			offset += n;
+			continue;
 		}
-		put(t, buf, n);
-		left -= n;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (!n)
+			errno = ENOSPC;
+		if (errno != ENOSPC || !drop_newest(t, len))
+			return -1;
 	}
 	return 0;
+}
+
+/*
+ * Write the data of @cpu at @offset of the file, whole sub-buffers at a
+ * time. Each chunk leaves its temporary file before it goes into the
+ * file, so that a disk that is nearly full still takes it. *@copied is the
+ * size of the sub-buffers that are in the file, when it fails too.
+ */
+static int copy_cpu_data(struct tracedat *t, int cpu, off_t offset, uint64_t *copied)
+{
+	size_t chunk = t->subbuf_size * (t->subbuf_size < 65536 ? 65536 / t->subbuf_size : 1);
+	int in = t->cpu_fd[cpu];
+	size_t len, done;
+	ssize_t n;
+	char *buf;
+
+	*copied = 0;
+	buf = malloc(chunk);
+	if (!buf)
+		return -1;
+	while (*copied < t->cpu_size[cpu]) {
+		len = t->cpu_size[cpu] - *copied < chunk ? t->cpu_size[cpu] - *copied : chunk;
+		n = pread(in, buf, len, *copied);
+		if (n != (ssize_t)len) {
+			errno = n < 0 ? errno : EIO;
+			goto fail;
+		}
+		fallocate(in, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, *copied, len);
+		for (done = 0; done < len; done += n) {
+			n = pwrite(t->fd, buf + done, len - done, offset + *copied + done);
+			if (n < 0 && errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			if (n <= 0) {
+				errno = n ? errno : ENOSPC;
+				*copied += done / t->subbuf_size * t->subbuf_size;
+				goto fail;
+			}
+		}
+		*copied += len;
+	}
+	free(buf);
+	return 0;
+
+fail:
+	free(buf);
+	return -1;
 }
 
 /**
@@ -330,9 +447,13 @@ static int copy_cpu_data(struct tracedat *t, int cpu)
  * @nr_events:	how many
  *
  * saved_cmdlines is read now, at the end of the capture, as trace-cmd does.
- * @t is freed either way; on error the file is removed.
+ * @t is freed either way. On a full disk the newest sub-buffers recorded
+ * make room for the headers, and the file keeps the whole sub-buffers that
+ * fit: a valid, shorter file. When not even the headers fit, or on another
+ * error, a regular file is removed (a device such as /dev/full is not).
  *
- * Return: 0, or -1 with errno set.
+ * Return: 0; 1 when the file holds only part of the CPU data, errno set to
+ * why; -1 with errno set.
  */
 int tracedat_finish(struct tracedat *t, const struct tracedat_event *events, int nr_events)
 {
@@ -340,11 +461,15 @@ int tracedat_finish(struct tracedat *t, const struct tracedat_event *events, int
 	char endian = *(char *)&one ? 0 : 1;
 	char long_size = sizeof(long), *data, *clock = NULL;
 	struct utsname uts;
-	uint64_t offset;
-	off_t table;
+	uint64_t offset, copied, entry[2];
+	off_t table, end;
 	size_t size;
-	int cpu, err;
+	int cpu, err = 0;
 
+	/* The headers are built in memory, then written where there is room */
+	t->out = open_memstream(&t->hdr, &t->hdr_len);
+	if (!t->out)
+		goto fail;
 	put(t, TRACECMD_MAGIC, strlen(TRACECMD_MAGIC));
 	put(t, TRACECMD_VERSION, strlen(TRACECMD_VERSION) + 1);
 	put(t, &endian, 1);
@@ -394,36 +519,63 @@ int tracedat_finish(struct tracedat *t, const struct tracedat_event *events, int
 	if (clock)
 		put_sized(t, 8, clock, strlen(clock));
 
-	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
-		offset = ftello(t->out);
-		offset = (offset + t->subbuf_size - 1) / t->subbuf_size * t->subbuf_size;
-		if (fseeko(t->out, offset, SEEK_SET) || copy_cpu_data(t, cpu))
-			goto fail;
-		if (fseeko(t->out, table + 16 * cpu, SEEK_SET))
-			goto fail;
-		put_u64(t, offset);
-		put_u64(t, t->cpu_size[cpu]);
-		if (fseeko(t->out, 0, SEEK_END))
-			goto fail;
-	}
-	if (ferror(t->out))
-		goto fail;
 	free(clock);
-	if (fclose(t->out)) {
+	clock = NULL;
+	if (ferror(t->out) || fclose(t->out)) {
 		t->out = NULL;
-		unlink(t->path);
-		err = errno;
-		tracedat_abort(t);
-		errno = err;
-		return -1;
+		goto fail;
 	}
 	t->out = NULL;
+
+	/*
+	 * The headers must be in the file, or nothing of it can be read: on
+	 * a full disk, the newest sub-buffers recorded make room for them.
+	 */
+	if (write_at(t, t->hdr, t->hdr_len, 0))
+		goto fail;
+	t->written = true;
+
+	/*
+	 * The CPU data, each at a multiple of the page size. When the disk
+	 * fills, the file keeps the whole sub-buffers that are in it: the
+	 * table says so, and it is cut after them. It is still a file that
+	 * trace-cmd reads, only shorter.
+	 */
+	end = t->hdr_len;
+	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
+		offset = (end + t->subbuf_size - 1) / t->subbuf_size * t->subbuf_size;
+		copied = 0;
+		if (!err && copy_cpu_data(t, cpu, offset, &copied))
+			err = errno;
+		entry[0] = offset;
+		entry[1] = copied;
+		if (pwrite(t->fd, entry, sizeof(entry), table + 16 * cpu) != sizeof(entry))
+			goto fail;
+		if (copied)
+			end = offset + copied;
+	}
+	if ((err || t->dropped) && ftruncate(t->fd, end))
+		goto fail;
+	if (close(t->fd)) {
+		t->fd = -1;
+		goto fail;
+	}
+	t->fd = -1;
+	if (!err && t->dropped)
+		err = ENOSPC;
 	tracedat_abort(t);
+	if (err) {
+		errno = err;
+		return 1;
+	}
 	return 0;
 
 fail:
 	err = errno ? errno : EIO;
 	free(clock);
+	t->written = false;
+	if (t->fd < 0 && t->regular)
+		unlink(t->path);
 	tracedat_abort(t);
 	errno = err;
 	return -1;

@@ -4,6 +4,7 @@
  *
  *   t = tracedat_open(path, instance, nr_cpus, subbuf_size);
  *   tracedat_add_subbuf(cpu, subbuf, size, t);   (as a ftm_subbuf_fn)
+ *   tracedat_error(t);                           (the disk is full: stop)
  *   tracedat_finish(t, events, nr_events);
  *
  * The sub-buffers are kept in one unlinked file per CPU next to the output
@@ -26,6 +27,7 @@ struct tracedat_event {
 struct tracedat *tracedat_open(const char *path, struct tracefs_instance *instance,
 			       int nr_cpus, size_t subbuf_size);
 int tracedat_add_subbuf(int cpu, const void *subbuf, size_t size, void *t);
+int tracedat_error(const struct tracedat *t);
 int tracedat_finish(struct tracedat *t, const struct tracedat_event *events, int nr_events);
 void tracedat_abort(struct tracedat *t);
 

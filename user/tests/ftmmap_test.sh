@@ -136,7 +136,7 @@ tracedat_check() {
 }
 
 echo "TAP version 13"
-echo "1..41"
+echo "1..44"
 echo "# $NCPU CPUs, $N markers each"
 
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
@@ -664,6 +664,80 @@ if [ $rc = 0 ] && [ $((t1 - t0)) -le 6 ] && grep -q "did not stop on SIGTERM in 
 else
 	echo "# rc=$rc, $((t1 - t0)) s"
 	fail "a COMMAND that ignores SIGTERM" "$W/term.err"
+fi
+
+# 42: COMMAND inherits no file descriptor of the tool (the trace.dat file,
+# the buffers): O_CLOEXEC
+$FTMMAP record -o "$W/fd.dat" -e ftrace:print -- ls -l /proc/self/fd >"$W/fd.out" 2>"$W/fd.err"
+rc=$?
+leak=$(grep -E 'fd\.dat|trace_pipe_raw|\.cpu[0-9]|tracing' "$W/fd.out" | sed 's/.* -> //' | tr '\n' ' ')
+if [ $rc = 0 ] && grep -q ' 2 -> ' "$W/fd.out" && [ -z "$leak" ]; then
+	pass "COMMAND inherits no descriptor of the tool ($(grep -c ' -> ' "$W/fd.out") open in it)"
+else
+	echo "# rc=$rc, inherited: $leak"
+	fail "descriptors inherited by COMMAND" "$W/fd.err" "$W/fd.out"
+fi
+
+# 43: record -o /dev/full: exit 1 with the reason, /dev/full still there,
+# tracefs put back
+if [ -c /dev/full ]; then
+	snapshot >"$W/before"
+	$FTMMAP record -o /dev/full -e ftrace:print -- sh -c "echo to-dev-full >$T/trace_marker" \
+		>/dev/null 2>"$W/rfull.err"
+	rc=$?
+	snapshot >"$W/after"
+	if [ $rc = 1 ] && [ -c /dev/full ] && grep -q '^ftmmap: cannot write /dev/full: No space left on device' "$W/rfull.err" &&
+	   cmp -s "$W/before" "$W/after"; then
+		pass "record -o /dev/full: exit 1, $(grep '^ftmmap: cannot' "$W/rfull.err"), /dev/full kept"
+	else
+		echo "# rc=$rc"
+		ls -l /dev/full | sed 's/^/# /'
+		diff "$W/before" "$W/after" | sed 's/^/# /'
+		fail "record -o /dev/full" "$W/rfull.err"
+	fi
+else
+	pass "# SKIP no /dev/full"
+fi
+
+# 44: a disk that fills during record (a tmpfs of the headers' size and 1
+# MB, 40000 markers): exit 1 with the reason, and a file that holds what
+# fit, which trace-cmd report reads (where the guest has it): the markers
+# from the first on, in order
+ks=$(wc -c </proc/kallsyms)
+mkdir "$W/small"
+if mount -t tmpfs -o size=$(((ks + 1048576) / 1024))k none "$W/small"; then
+	cat >"$W/fill.sh" <<EOF
+#!/bin/sh
+exec 3>$T/trace_marker
+i=1; while [ \$i -le 40000 ]; do echo "fill-\$i" >&3; i=\$((i + 1)); done
+EOF
+	chmod +x "$W/fill.sh"
+	$FTMMAP record -m 4096 -e ftrace:print -C 1 -o "$W/small/fill.dat" -- taskset -c 1 "$W/fill.sh" \
+		>/dev/null 2>"$W/fill.err"
+	rc=$?
+	size=$(stat -c %s "$W/small/fill.dat" 2>/dev/null || echo none)
+	why=
+	[ $rc = 1 ] || why="exit $rc"
+	grep -q "^ftmmap: cannot write $W/small/fill.dat: No space left on device: it holds what was recorded until then\$" "$W/fill.err" ||
+		why="$why; no message"
+	what="$size bytes"
+	if [ -x /opt/trace-cmd/trace-cmd ]; then
+		/opt/trace-cmd/trace-cmd report "$W/small/fill.dat" >"$W/fill.rep" 2>"$W/fill.rerr" ||
+			why="$why; trace-cmd report: exit $?"
+		nf=$(sed -n 's/.*tracing_mark_write: fill-\([0-9]*\)$/\1/p' "$W/fill.rep" |
+			awk '$1 != NR { bad = 1 } END { print bad ? -1 : NR }')
+		[ "$nf" -gt 1000 ] || why="$why; trace-cmd reads $nf markers (-1: not from the first on, in order)"
+		what="$what, trace-cmd reads markers 1 to $nf"
+	fi
+	umount "$W/small"
+	if [ -z "$why" ]; then
+		pass "record onto a disk that fills: exit 1, $what"
+	else
+		echo "# $why"
+		fail "record onto a disk that fills" "$W/fill.err" "$W/fill.rerr"
+	fi
+else
+	pass "# SKIP no tmpfs"
 fi
 
 rm -rf "$W"
