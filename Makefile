@@ -18,15 +18,14 @@ export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 S := scripts
 
 .PHONY: help deps source tree export kernel kernel-debug kernel-arm64 tests initramfs \
-	boot check check-all demo trace bench series-check lint matrix kcsan kcsan-base rt clean
+	boot check demo trace bench series-check lint matrix kcsan kcsan-base rt clean
 
 help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
 	@echo
-	@echo '  make check          everything: series checks, the normal, arm64 and debug kernels,'
-	@echo '                      the 6.12 normal and PREEMPT_RT kernels, their boots, verdict'
-	@echo '                      (what CI runs)'
-	@echo '  make check-all      make check, then the KCSAN kernel (make kcsan)'
+	@echo '  make check          everything: series checks, the normal, arm64, debug and KCSAN'
+	@echo '                      kernels, the 6.12 normal and PREEMPT_RT kernels, their boots,'
+	@echo '                      the accounting stress, verdict (what CI runs)'
 	@echo '  make demo           build and boot the patched kernel: ftmmap stream and ftmmap stats'
 	@echo '                      on a live workload on every CPU'
 	@echo "  make trace CMD='cmd' OUT=trace.dat [EVENTS='sched ftrace:print']"
@@ -112,9 +111,6 @@ matrix: deps
 
 check:
 	@$(S)/check.sh
-
-check-all:
-	@$(S)/check.sh --all
 
 kcsan: deps
 	@$(S)/tree.sh --if-missing

@@ -3,25 +3,19 @@
 #   deps -> tree -> series (apply, checkpatch) -> normal kernel -> bisect
 #   -> lint (W=1, sparse) -> config matrix (W=1) -> bench plots (the
 #   committed plots are those of docs/bench/results.csv) -> guest programs
-#   -> boot normal -> the 6.12 series: tree, apply, checkpatch, kernel,
-#   bisect, guest, boot, PREEMPT_RT kernel and boot -> arm64 kernel, guest
-#   programs, boot -> debug kernel -> boot debug -> verdict
+#   -> boot normal -> boot fresh -> trace-check -> boot stress (the
+#   accounting loads for minutes) -> the 6.12 series: tree, apply,
+#   checkpatch, kernel, bisect, guest, boot, PREEMPT_RT kernel and boot
+#   -> arm64 kernel, guest programs, boot -> debug kernel -> boot debug
+#   -> KCSAN kernel and boot (scripts/kcsan.sh) -> verdict
 #
-#   check.sh          the stages above (make check, what CI runs)
-#   check.sh --all    then also the KCSAN kernel of the 6.1 series, booted
-#                     with the mapping tests and the loads
-#                     (scripts/kcsan.sh): make check-all
-# The last line is the total: "N passed, N failed, N skipped".
+# make check (and CI) runs check.sh.  The last line is the total:
+# "N passed, N failed, N skipped".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 S=$TOP/scripts
 
-all=0
-case ${1:-} in
---all) all=1 ;;
-'') ;;
-*) die "usage: $0 [--all]" ;;
-esac
+[ $# = 0 ] || die "usage: $0"
 
 stages=()
 t0=$(now_s)
@@ -109,6 +103,12 @@ counted_stage "boot fresh" "$LOGS/fresh-check.counts" env RUN_NAME=fresh ONLY=fr
 	BOOT_EVENTS=0 "$S/boot.sh" normal check
 # The consumer tool against Debian's trace-cmd report (scripts/trace-check.sh)
 counted_stage trace-check "$LOGS/trace-check.counts" "$S/trace-check.sh"
+# The accounting loads (one writer and one consumer per CPU, GET_READER
+# alone, then alternating read() and GET_READER) for minutes on 4 vCPUs:
+# every event produced is consumed or reported lost, per CPU and page.
+counted_stage "boot stress" "$LOGS/stress-check.counts" env RUN_NAME=stress \
+	ONLY=tests/rb_accounting APPEND="RB_LOAD_MS=${STRESS_LOAD_MS:-120000}" \
+	"$S/boot.sh" normal check
 stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
 stage series-6.12 series_612
 stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
@@ -124,10 +124,8 @@ stage initramfs-arm64 "$S/initramfs.sh" arm64
 boot_stage arm64
 stage kernel-debug "$S/kernel.sh" debug
 boot_stage debug
-if [ $all = 1 ]; then
-	# KCSAN on the ring buffer and the mapping (scripts/kcsan.sh)
-	counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh"
-fi
+# KCSAN on the ring buffer and the mapping (scripts/kcsan.sh)
+counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh"
 
 report
 echo

@@ -36,7 +36,9 @@ export SMP=${SMP:-4}
 # KCSAN sets a watchpoint on one access in kcsan.skip_watch (4000 by
 # default): one in 500 finds in a minute of load the races that the default
 # finds in some runs only.  The loads run longer than in make check's boots.
-export APPEND="kcsan.skip_watch=${KCSAN_SKIP_WATCH:-500} KCSAN_LOAD_MS=${KCSAN_LOAD_MS:-40000} RB_LOAD_MS=${KCSAN_RB_LOAD_MS:-10000}${APPEND:+ $APPEND}"
+# KCSAN watches the tests only (guest/init: ftmmap.kcsan=tests), not
+# the boot or the power-off, whose races are no tracing code's.
+export APPEND="kcsan.early_enable=0 ftmmap.kcsan=tests kcsan.skip_watch=${KCSAN_SKIP_WATCH:-500} KCSAN_LOAD_MS=${KCSAN_LOAD_MS:-40000} RB_LOAD_MS=${KCSAN_RB_LOAD_MS:-10000}${APPEND:+ $APPEND}"
 # The load both kernels run (user/tests/kcsan_load.c: writers, read()ers,
 # resizes); the series adds its mapping tests beside it.
 only=${KCSAN_ONLY:-ring-buffer/map_test,ring-buffer/load_test,tests/rb_accounting,tests/kcsan_load}
