@@ -25,7 +25,7 @@
 #                    its default file, version 7, compressed with zstd
 #   trace-cmd-v6     the same with --file-version 6: not compressed, the
 #                    format ftmmap writes
-#   ftmmap-stream    ftmmap stream -m STREAM_KB -- workload, its text into a file
+#   ftmmap-stream    ftmmap stream -b STREAM_KB -- workload, its text into a file
 #   trace-cmd-stream trace-cmd stream -b STREAM_KB (the same events) -- workload
 #                    A stream formats every event, which costs more than the
 #                    workload makes them: on one vCPU either tool would lose
@@ -207,7 +207,7 @@ for r in small:$SMALL full:$N; do
 	one trace-cmd-v6-$s $n $TC record --file-version 6 $EV -o /tmp/b.dat -- ./wl $WORKLOAD $n
 	[ "$WORKLOAD" = markers ] || continue
 	echo 0 >$T/buffer_percent
-	one ftmmap-stream-$s $n ftmmap stream -m $STREAM_KB -- ./wl $WORKLOAD $n
+	one ftmmap-stream-$s $n ftmmap stream -b $STREAM_KB -- ./wl $WORKLOAD $n
 	one trace-cmd-stream-$s $n $TC stream -b $STREAM_KB $EV -- ./wl $WORKLOAD $n
 	echo 50 >$T/buffer_percent
 done

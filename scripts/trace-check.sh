@@ -8,11 +8,11 @@
 # a task pinned there (taskset) that writes MARKERS markers "ftmmap-check
 # cpu=C seq=I" (I = 1..MARKERS) to trace_marker, under:
 #   rec     ftmmap record (markers, sched_switch, sched_wakeup)
-#   recp    ftmmap record -p: the file and the printed events of one capture
+#   recp    ftmmap record --print: the file and the printed events of one capture
 #   stream  ftmmap stream, the same workload
 #   sread   ftmmap stream --read (read() of trace_pipe_raw, no mapping)
 #   rread   ftmmap record --read
-#   lossy   ftmmap record -C 0 -m 16 -e ftrace:print, the consumer at nice 19
+#   lossy   ftmmap record -M 1 -b 16 -e ftrace:print, the consumer at nice 19
 #           on CPU 0 and LOSSY markers written there at nice -20: the
 #           writer wraps the buffer, events are lost
 # and keeps, after each, every CPU buffer's stats file (overrun: what the
@@ -28,9 +28,13 @@
 #   - stream's and stream --read's marker lines are trace-cmd's marker lines
 #     of rec (other runs: the pids and time stamps differ, so lines are
 #     compared without them; see compare() below);
-#   - plug (record -p of hrtimer events, one CPU online) prints the lines
-#     of trace-cmd report, whose plugins (libtraceevent1-plugin) format
-#     those events, but for the comm of the task column.
+#   - plug (record --print of hrtimer events, one CPU online) prints the
+#     lines of trace-cmd report, whose plugins (libtraceevent1-plugin)
+#     format those events, but for the comm of the task column;
+#   - func (record --print -p function -l, one CPU online) prints the
+#     lines of trace-cmd report, the function lines included; graph (-p
+#     function_graph -g) writes a file whose funcgraph events trace-cmd
+#     report reads, as many as ftmmap printed.
 # Prints "ok N - ..." / "not ok N - ..." and a last line "N passed, N
 # failed, 0 skipped"; writes "passed failed skipped" to
 # $LOGS/trace-check.counts.  Exit status 0 when all passed.
@@ -88,7 +92,7 @@ one() {
 }
 echo "$MARKERS $LOSSY $(nproc)" >$OUT/params
 one rec record -o $OUT/rec.dat -- sh $J/markers.sh $MARKERS
-one recp record -p -o $OUT/recp.dat -- sh $J/markers.sh $MARKERS
+one recp record --print -o $OUT/recp.dat -- sh $J/markers.sh $MARKERS
 one stream stream -- sh $J/markers.sh $MARKERS
 one sread stream --read -- sh $J/markers.sh $MARKERS
 one rread record --read -o $OUT/rread.dat -- sh $J/markers.sh $MARKERS
@@ -98,14 +102,19 @@ off=
 for d in /sys/devices/system/cpu/cpu[1-9]*; do
 	if [ "$(cat $d/online 2>/dev/null)" = 1 ] && echo 0 >$d/online; then off="$off $d"; fi
 done
-one plug record -p -e timer:hrtimer_start -e timer:hrtimer_expire_entry -e ftrace:print -e sched:sched_switch -e sched:sched_wakeup \
+one plug record --print -e timer:hrtimer_start -e timer:hrtimer_expire_entry -e ftrace:print -e sched:sched_switch -e sched:sched_wakeup \
 	-o $OUT/plug.dat -- sh $J/markers.sh 20 0
+# The tracers patch code too: function (-l: a few functions) and
+# function_graph (-g), with their lines
+one func record --print -p function -l 'hrtimer_*' -l do_nanosleep -e ftrace:print \
+	-o $OUT/func.dat -- sh $J/markers.sh 20 0
+one graph record --print -p function_graph -g do_nanosleep -o $OUT/graph.dat -- usleep 2000
 for d in $off; do echo 1 >$d/online; done
 # The consumer at nice 19 and the writer at nice -20, both on CPU 0: the
 # writer fills the 16 KB buffer many times before the consumer runs.
 renice 19 $$ >/dev/null
 taskset -p 1 $$ >/dev/null
-one lossy record -C 0 -m 16 -e ftrace:print -o $OUT/lossy.dat -- sh $J/markers.sh $LOSSY 0 -39
+one lossy record -M 1 -b 16 -e ftrace:print -o $OUT/lossy.dat -- sh $J/markers.sh $LOSSY 0 -39
 EOF
 	printf 'MARKERS=%s\nLOSSY=%s\n' "$MARKERS" "$LOSSY" | cat - "$job/run.sh" >"$job/run.sh.new"
 	mv "$job/run.sh.new" "$job/run.sh"
@@ -340,6 +349,42 @@ if params is not None:
                   "trace-cmd report's, plugins included, but for the comm of the task column",
                   "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
                   f"{len(a)} vs {len(b)} lines, {nhr} hrtimer lines")
+
+    # The function tracer, limited by -l: the lines of trace-cmd report
+    if ran("func"):
+        text, err = report("func")
+        if text is None:
+            check(False, "func: trace-cmd report opens the file", err)
+        else:
+            a = [l for l in (read("func.out") or "").splitlines() if l.strip()]
+            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
+            nfn = sum(1 for l in a if " function: " in l)
+            odd = [l for l in a if " function: " in l and
+                   not re.search(r" function: +(hrtimer_|do_nanosleep)", l)]
+            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
+            check(nfn > 0 and not odd and len(a) == len(b) and not diff,
+                  f"record --print -p function -l: its {len(a)} lines ({nfn} function ones, "
+                  "of the -l functions only) are trace-cmd report's, but for the comm of the task column",
+                  "\n".join(odd[:3] + [f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]]) or
+                  f"{len(a)} vs {len(b)} lines, {nfn} function lines")
+    if ran("graph"):
+        text, err = report("graph")
+        if text is None:
+            check(False, "graph: trace-cmd report opens the file", err)
+        else:
+            # trace-cmd report prints a leaf function's entry and exit as
+            # one line ("funcgraph_entry: + 30.615 us | f();"): its entry
+            # lines are the entries, its exit lines some of the exits.
+            a = [l for l in (read("graph.out") or "").splitlines() if " funcgraph_" in l]
+            b = [l for l in text.splitlines() if " funcgraph_" in l]
+            ae = sum(1 for l in a if " funcgraph_entry: " in l)
+            be = sum(1 for l in b if " funcgraph_entry: " in l)
+            ax, bx = len(a) - ae, len(b) - be
+            check(ae > 0 and ae == be and bx <= ax and "UNKNOWN" not in text,
+                  f"record --print -p function_graph -g: trace-cmd report reads its {be} "
+                  f"funcgraph_entry events, as many as ftmmap printed ({ae}), and {bx} of its "
+                  f"{ax} exits (the others merged into leaf lines)",
+                  "\n".join(b[:3]) or err)
 
     # The lossy run: CPU 0 only, markers only.
     if ran("lossy"):

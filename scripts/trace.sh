@@ -3,7 +3,7 @@
 # leave the trace.dat file on the host.
 #
 #   trace.sh                  CMD='shell command' [OUT=trace.dat]
-#                             [EVENTS='SYSTEM[:EVENT] ...'] [FTMMAP_OPTS='-m 4096']
+#                             [EVENTS='SYSTEM[:EVENT] ...'] [FTMMAP_OPTS='-b 4096']
 #   trace.sh --job DIR RESULTS
 #                             boot the guest with the files of DIR as its job
 #                             and unpack what it wrote back into RESULTS

@@ -5,7 +5,12 @@
  *
  *   ftmmap stream [OPTIONS] [-- COMMAND...]
  *   ftmmap record -o FILE [OPTIONS] [-- COMMAND...]
- *   ftmmap stats [-i INSTANCE] [-d SECONDS] [--read]
+ *   ftmmap stats [--instance NAME] [-d SECONDS] [--read | --map]
+ *
+ * The options of a capture are trace-cmd record's letters with their
+ * meanings (-e -v -f -P -F -c -p -l -n -g -C -b -M -B -T -o); the tool's
+ * own settings are long options (--subbuf-kb, --cpus, --instance,
+ * --print, --read).
  *
  * Exit status: 0, 1 on a failure at run time (writing the events out
  * included), 2 on bad usage or an environment it cannot work in (no
@@ -16,7 +21,10 @@
  * stdout end a capture cleanly, with status 0.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -26,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,6 +52,9 @@
 /* The longest a read event waits for the next round of reads (stream, -p) */
 #define FLUSH_WAIT_MS	100
 
+/* How often record looks for events that someone else enabled */
+#define OTHERS_WAIT_MS	100
+
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #define __noreturn	__attribute__((noreturn))
 
@@ -56,23 +68,62 @@ static const char * const default_events[] = {
 struct event {
 	char		*system;
 	char		*name;
-	int		old_enable;	/* '0', '1', or 0: nothing to enable */
+	const char	*filter;	/* -f: its filter, NULL: none */
+};
+
+/* -e ARG [-f FILTER], in the order given; -v negates the -e after it */
+struct event_arg {
+	const char	*arg;
+	const char	*filter;
+	bool		negate;
+};
+
+/* A list of strings given by repeating an option (-P, -l, -n, -g) */
+struct strlist {
+	const char	**v;
+	int		n;
 };
 
 struct options {
 	const char	*cmd;
-	const char	*instance;	/* -i: an existing instance */
-	const char	*new_instance;	/* -B: one to create and remove */
+	const char	*instance;	/* --instance: an existing instance */
+	const char	*new_instance;	/* -B: one to create and remove (or use) */
 	const char	*output;
-	const char	*cpus;
-	long		subbuf_kb;	/* 0: unchanged */
-	long		buffer_kb;	/* 0: unchanged */
+	const char	*cpus;		/* --cpus: a CPU list */
+	const char	*cpumask;	/* -M: tracing_cpumask */
+	const char	*tracer;	/* -p */
+	const char	*clock;		/* -C */
+	long		subbuf_kb;	/* --subbuf-kb, 0: unchanged */
+	long		buffer_kb;	/* -b, 0: unchanged */
 	long		duration;	/* stats: seconds, 0: until a signal */
 	bool		force_read;
-	bool		print;		/* record: print the events too */
+	bool		map_meta;	/* stats --map */
+	bool		print;		/* record --print: print the events too */
+	bool		follow;		/* -F: only COMMAND */
+	bool		children;	/* -c: and its children */
+	bool		stacktrace;	/* -T */
 	char		**command;
-	const char	**event_args;
-	int		nr_event_args;
+	struct event_arg *eargs;
+	int		nr_eargs;
+	struct strlist	pids;		/* -P */
+	struct strlist	funcs;		/* -l */
+	struct strlist	notrace;	/* -n */
+	struct strlist	graph;		/* -g */
+};
+
+/*
+ * A tracefs file of the trace array changed for the capture, and how to
+ * put it back: FILE_VALUE writes the old text back, FILE_LIST empties the
+ * file (O_TRUNC) and writes the old entries back one by one (set_event,
+ * set_ftrace_filter, set_event_pid...), FILE_CLOCK picks the clock in
+ * brackets, FILE_FILTER writes "0" for "none".
+ */
+enum file_kind { FILE_VALUE, FILE_LIST, FILE_CLOCK, FILE_FILTER };
+
+struct saved_file {
+	char		*file;		/* relative to the trace array */
+	char		*old;
+	enum file_kind	kind;
 };
 
 /* What a capture set up, and what it must put back */
@@ -85,6 +136,8 @@ struct session {
 	bool		*cpu_on;
 	struct event	*events;
 	int		nr_events;
+	struct saved_file *saved;		/* put back last to first */
+	int		nr_saved;
 	char		*old_tracing_on;
 	char		*old_buffer_kb;
 	char		*old_subbuf_kb;
@@ -92,6 +145,8 @@ struct session {
 	struct tracedat	*dat;
 	struct tep_handle *tep;
 	pid_t		child;
+	int		go_fd;			/* COMMAND waits for a byte on it */
+	int		exit_status;		/* of fail_restore(), 0: 1 */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -135,32 +190,50 @@ static void __printf(2, 3) error(int status, const char *fmt, ...)
 
 static void usage(FILE *f)
 {
-	fputs("usage: ftmmap stream [-i INSTANCE | -B NEW_INSTANCE] [-e SYSTEM[:EVENT]]...\n"
-	      "                     [-C CPUS] [-b SUBBUF_KB] [-m BUFFER_KB] [--read]\n"
-	      "                     [-- COMMAND...]\n"
-	      "       ftmmap record -o FILE [same options] [-p]\n"
-	      "       ftmmap stats [-i INSTANCE] [-d SECONDS] [--read]\n"
+	fputs("usage: ftmmap stream [OPTIONS] [-- COMMAND...]\n"
+	      "       ftmmap record -o FILE [OPTIONS] [--print] [-- COMMAND...]\n"
+	      "       ftmmap stats [--instance NAME] [-d SECONDS] [--read | --map]\n"
 	      "\n"
 	      "stream  print the events, in time order across CPUs, as 'trace-cmd report' does\n"
 	      "record  write them to FILE, a trace.dat file (trace-cmd format version 6)\n"
-	      "stats   show the meta-page of every CPU buffer and the event rate, every second\n"
+	      "stats   show the counters of every CPU buffer and the event rate, every second\n"
 	      "\n"
-	      "  -i INSTANCE    trace the instance INSTANCE (it must exist), not the top level\n"
-	      "  -B INSTANCE    create the instance INSTANCE for the capture, remove it after\n"
-	      "  -e SYS[:EVENT] trace this event, or every event of SYS (repeatable; default:\n"
-	      "                 ftrace:print, sched:sched_switch, sched:sched_wakeup)\n"
-	      "  -C CPUS        only these CPUs, e.g. 0,2-3 (default: all)\n"
-	      "  -b SUBBUF_KB   sub-buffer size in KB: a power of two, a page to 512 pages\n"
-	      "  -m BUFFER_KB   ring-buffer size of each CPU in KB\n"
+	      "As in trace-cmd record:\n"
+	      "  -e EVENT       trace SYSTEM, SYSTEM:EVENT or EVENT (globs; repeatable; default:\n"
+	      "                 ftrace:print, sched:sched_switch, sched:sched_wakeup; none with -p)\n"
+	      "  -v             the -e options after it remove events instead\n"
+	      "  -f FILTER      the filter of the events of the -e before it\n"
+	      "  -P PID         only events of PID (set_event_pid; with -p, set_ftrace_pid too)\n"
+	      "  -F             only events of COMMAND\n"
+	      "  -c             with -F or -P: their children too (options/event-fork, function-fork)\n"
+	      "  -p TRACER      the tracer: function, function_graph, nop...\n"
+	      "  -l FUNC        the tracer traces FUNC only (set_ftrace_filter; repeatable)\n"
+	      "  -n FUNC        the tracer does not trace FUNC (set_ftrace_notrace; repeatable)\n"
+	      "  -g FUNC        function_graph graphs FUNC (set_graph_function; repeatable)\n"
+	      "  -C CLOCK       the trace clock (trace_clock)\n"
+	      "  -b KB          the ring-buffer size of each CPU in KB (buffer_size_kb)\n"
+	      "  -M CPUMASK     only the CPUs of CPUMASK, in hex (tracing_cpumask; -1: all)\n"
+	      "  -B NAME        trace in the instance NAME, created for the capture and removed\n"
+	      "                 after (an existing one is used and kept)\n"
+	      "  -T             a stack trace with every event (options/stacktrace)\n"
 	      "  -o FILE        record: the trace.dat file to write\n"
-	      "  -p             record: also print the events, as stream does\n"
-	      "  -d SECONDS     stats: stop after SECONDS (default: at Ctrl-C)\n"
-	      "  --read         read() trace_pipe_raw instead of mapping it\n"
-	      "  -- COMMAND     trace while COMMAND runs (default: until Ctrl-C)\n"
+	      "Of ftmmap:\n"
+	      "  --instance NAME  trace the existing instance NAME, not the top level\n"
+	      "  --cpus LIST      only these CPUs, e.g. 0,2-3 (default: all)\n"
+	      "  --subbuf-kb KB   sub-buffer size in KB: a power of two, a page to 512 pages\n"
+	      "  --print          record: also print the events, as stream does\n"
+	      "  --read           read() trace_pipe_raw instead of mapping it\n"
+	      "  -d SECONDS       stats: stop after SECONDS (default: at Ctrl-C)\n"
+	      "  --map            stats: map the meta-pages (a buffer cannot be resized while\n"
+	      "                   it is mapped), not read per_cpu/cpuN/stats\n"
+	      "  -- COMMAND       trace while COMMAND runs (default: until Ctrl-C)\n"
 	      "\n"
-	      "Settings changed for the capture (events, sizes, tracing_on, a new instance)\n"
-	      "are put back at the end. Per-CPU totals go to stderr. Exit status: 0; 1 on a\n"
-	      "failure; 2 on bad usage; COMMAND's own when it failed (128 + N: signal N).\n", f);
+	      "Settings changed for the capture (events, filters, pids, tracer, function\n"
+	      "filters, options, clock, cpumask, sizes, tracing_on, a new instance) are put\n"
+	      "back at the end; events, filters and a tracer that were on before and not\n"
+	      "asked for are off during the capture. Per-CPU totals go to stderr. Exit\n"
+	      "status: 0; 1 on a failure; 2 on bad usage; COMMAND's own when it failed\n"
+	      "(128 + N: signal N).\n", f);
 }
 
 static long parse_number(const char *opt, const char *arg, long min, long max)
@@ -175,15 +248,35 @@ static long parse_number(const char *opt, const char *arg, long min, long max)
 	return val;
 }
 
+static void strlist_add(struct strlist *l, const char *s)
+{
+	const char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+
+	if (!v)
+		error(1, "out of memory");
+	l->v = v;
+	l->v[l->n++] = s;
+}
+
+/* Long options that have no letter */
+enum { OPT_READ = 256, OPT_HELP, OPT_INSTANCE, OPT_CPUS, OPT_SUBBUF, OPT_PRINT, OPT_MAP };
+
 static void parse_options(int argc, char **argv, struct options *opt)
 {
 	static const struct option longopts[] = {
-		{ "read", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "read", no_argument, NULL, OPT_READ },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "instance", required_argument, NULL, OPT_INSTANCE },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
+		{ "subbuf-kb", required_argument, NULL, OPT_SUBBUF },
+		{ "print", no_argument, NULL, OPT_PRINT },
+		{ "map", no_argument, NULL, OPT_MAP },
 		{ }
 	};
+	/* The letters and long options of a capture only */
+	static const char capture_only[] = "evfPFcplngCbMBTo";
 	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
-	bool capture;
+	bool capture, negate = false;
 	int c;
 
 	if (argc < 2)
@@ -197,31 +290,76 @@ static void parse_options(int argc, char **argv, struct options *opt)
 	if (!capture && strcmp(opt->cmd, "stats"))
 		usage_error("unknown subcommand '%s'", opt->cmd);
 
-	opt->event_args = calloc(argc, sizeof(*opt->event_args));
-	if (!opt->event_args)
+	opt->eargs = calloc(argc, sizeof(*opt->eargs));
+	if (!opt->eargs)
 		error(1, "out of memory");
 
 	opterr = 0;
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "+:i:B:e:C:b:m:o:d:ph", longopts, NULL)) != -1) {
-		if (!capture && strchr("BeCbmop", c))
+	while ((c = getopt_long(argc, argv, "+:e:vf:P:Fcp:l:n:g:C:b:M:B:To:d:h", longopts,
+				NULL)) != -1) {
+		if (!capture && c < 256 && strchr(capture_only, c))
 			usage_error("option -%c is not for %s", c, opt->cmd);
-		if (capture && c == 'd')
-			usage_error("option -d is only for stats");
+		if (!capture && (c == OPT_CPUS || c == OPT_SUBBUF || c == OPT_PRINT))
+			usage_error("option %s is not for %s", argv[optind - 1], opt->cmd);
+		if (capture && (c == 'd' || c == OPT_MAP))
+			usage_error("option %s is only for stats", argv[optind - 1]);
 		switch (c) {
-		case 'i':
+		case OPT_INSTANCE:
 			opt->instance = optarg;
 			break;
 		case 'B':
 			opt->new_instance = optarg;
 			break;
 		case 'e':
-			opt->event_args[opt->nr_event_args++] = optarg;
+			opt->eargs[opt->nr_eargs].arg = optarg;
+			opt->eargs[opt->nr_eargs++].negate = negate;
+			break;
+		case 'v':
+			negate = true;
+			break;
+		case 'f':
+			if (!opt->nr_eargs)
+				usage_error("-f FILTER goes after the -e EVENT it filters");
+			if (opt->eargs[opt->nr_eargs - 1].negate)
+				usage_error("-f FILTER after a negated -e (-v)");
+			opt->eargs[opt->nr_eargs - 1].filter = optarg;
+			break;
+		case 'P':
+			parse_number("pid", optarg, 1, INT_MAX);
+			strlist_add(&opt->pids, optarg);
+			break;
+		case 'F':
+			opt->follow = true;
+			break;
+		case 'c':
+			opt->children = true;
+			break;
+		case 'p':
+			opt->tracer = optarg;
+			break;
+		case 'l':
+			strlist_add(&opt->funcs, optarg);
+			break;
+		case 'n':
+			strlist_add(&opt->notrace, optarg);
+			break;
+		case 'g':
+			strlist_add(&opt->graph, optarg);
 			break;
 		case 'C':
+			opt->clock = optarg;
+			break;
+		case 'M':
+			opt->cpumask = optarg;
+			break;
+		case 'T':
+			opt->stacktrace = true;
+			break;
+		case OPT_CPUS:
 			opt->cpus = optarg;
 			break;
-		case 'b':
+		case OPT_SUBBUF:
 			opt->subbuf_kb = parse_number("sub-buffer size", optarg, 1, LONG_MAX);
 			/* One page to 2^7 pages (RING_BUFFER_MAX_SUBBUF_ORDER, 4K pages) */
 			if (opt->subbuf_kb & (opt->subbuf_kb - 1) || opt->subbuf_kb < page_kb ||
@@ -229,24 +367,28 @@ static void parse_options(int argc, char **argv, struct options *opt)
 				usage_error("invalid sub-buffer size '%s': a power of two from %ld to 512 KB",
 					    optarg, page_kb);
 			break;
-		case 'm':
+		case 'b':
 			opt->buffer_kb = parse_number("buffer size", optarg, 1, 1L << 30);
 			break;
 		case 'o':
 			opt->output = optarg;
 			break;
-		case 'p':
+		case OPT_PRINT:
 			if (strcmp(opt->cmd, "record"))
-				usage_error("option -p is only for record");
+				usage_error("option --print is only for record");
 			opt->print = true;
 			break;
 		case 'd':
 			opt->duration = parse_number("duration", optarg, 1, 1L << 30);
 			break;
-		case 'r':
+		case OPT_READ:
 			opt->force_read = true;
 			break;
+		case OPT_MAP:
+			opt->map_meta = true;
+			break;
 		case 'h':
+		case OPT_HELP:
 			usage(stdout);
 			exit(0);
 		case ':':
@@ -267,7 +409,19 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		opt->command = &argv[optind];
 	}
 	if (opt->instance && opt->new_instance)
-		usage_error("-i and -B exclude each other");
+		usage_error("--instance and -B exclude each other");
+	if (opt->cpus && opt->cpumask)
+		usage_error("--cpus and -M exclude each other");
+	if (opt->force_read && opt->map_meta)
+		usage_error("--read and --map exclude each other");
+	if (opt->follow && !opt->command)
+		usage_error("-F needs a command (-- COMMAND)");
+	if (opt->children && !opt->follow && !opt->pids.n)
+		usage_error("-c goes with -F or -P");
+	if (opt->graph.n && (!opt->tracer || strcmp(opt->tracer, "function_graph")))
+		usage_error("-g is for the function_graph tracer (-p function_graph)");
+	if ((opt->funcs.n || opt->notrace.n) && !opt->tracer)
+		usage_error("-l and -n filter a tracer: give it with -p (function, function_graph)");
 	if (!strcmp(opt->cmd, "record") && !opt->output)
 		usage_error("record needs -o FILE");
 	if (strcmp(opt->cmd, "record") && opt->output)
@@ -294,12 +448,65 @@ static bool cpu_online(long cpu)
 	return val != '0';
 }
 
+/*
+ * -M CPUMASK: hex, as tracing_cpumask takes it (commas allowed between
+ * groups of 8 digits), or -1 for every CPU. Only the CPUs of the mask that
+ * are online are captured; a CPU in the mask that the system does not have
+ * is an error, as is a mask without any.
+ */
+static void parse_cpumask(struct session *s)
+{
+	const char *mask = s->opt->cpumask, *p;
+	int cpu = 0, bit, any = 0, v;
+
+	if (!strcmp(mask, "-1")) {
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			s->cpu_on[cpu] = cpu_online(cpu);
+		return;
+	}
+	p = mask + strlen(mask);
+	if (!strncasecmp(mask, "0x", 2))
+		mask += 2;
+	if (p == mask)
+		usage_error("invalid CPU mask '%s': hex, as in tracing_cpumask", s->opt->cpumask);
+	while (p-- > mask) {
+		if (*p == ',')
+			continue;
+		if (*p >= '0' && *p <= '9')
+			v = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			v = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			v = *p - 'A' + 10;
+		else
+			usage_error("invalid CPU mask '%s': hex, as in tracing_cpumask",
+				    s->opt->cpumask);
+		for (bit = 0; bit < 4; bit++, cpu++) {
+			if (!(v & (1 << bit)))
+				continue;
+			if (cpu >= s->nr_cpus)
+				usage_error("no CPU %d in mask '%s' (CPUs: 0 to %d)", cpu,
+					    s->opt->cpumask, s->nr_cpus - 1);
+			any = 1;
+			s->cpu_on[cpu] = cpu_online(cpu);
+			if (!s->cpu_on[cpu])
+				error(0, "CPU %d is offline: not traced", cpu);
+		}
+	}
+	if (!any)
+		usage_error("CPU mask '%s' has no CPU", s->opt->cpumask);
+}
+
 static void parse_cpus(struct session *s)
 {
 	const char *p = s->opt->cpus;
 	long first, last, cpu;
 	char *end;
 
+	if (s->opt->cpumask) {
+		parse_cpumask(s);
+		return;
+	}
 	if (!p) {
 		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 			s->cpu_on[cpu] = cpu_online(cpu);
@@ -346,14 +553,19 @@ static int count_cpus(const char *dir)
 	}
 }
 
-static void add_event(struct session *s, const char *system, const char *name)
+static void add_event(struct session *s, const char *system, const char *name,
+		      const char *filter)
 {
 	struct event *ev;
 	int i;
 
-	for (i = 0; i < s->nr_events; i++)
-		if (!strcmp(s->events[i].system, system) && !strcmp(s->events[i].name, name))
+	for (i = 0; i < s->nr_events; i++) {
+		if (!strcmp(s->events[i].system, system) && !strcmp(s->events[i].name, name)) {
+			if (filter)
+				s->events[i].filter = filter;
 			return;
+		}
+	}
 	ev = realloc(s->events, (s->nr_events + 1) * sizeof(*ev));
 	if (!ev)
 		error(1, "out of memory");
@@ -361,39 +573,151 @@ static void add_event(struct session *s, const char *system, const char *name)
 	ev = &s->events[s->nr_events++];
 	ev->system = strdup(system);
 	ev->name = strdup(name);
-	ev->old_enable = 0;
+	ev->filter = filter;
 	if (!ev->system || !ev->name)
 		error(1, "out of memory");
 }
 
-/* -e SYSTEM[:EVENT] (or SYSTEM/EVENT): check it exists, add its events */
-static void resolve_event(struct session *s, const char *arg)
+static void del_event(struct session *s, const char *system, const char *name)
 {
-	char *system, *name, **list;
 	int i;
 
-	system = strdup(arg);
-	if (!system)
-		error(1, "out of memory");
-	name = strpbrk(system, ":/");
-	if (name)
-		*name++ = '\0';
-	if (!*system || (name && (!*name || strpbrk(name, ":/"))))
-		usage_error("invalid event '%s': SYSTEM or SYSTEM:EVENT", arg);
+	for (i = 0; i < s->nr_events; i++) {
+		if (strcmp(s->events[i].system, system) || strcmp(s->events[i].name, name))
+			continue;
+		free(s->events[i].system);
+		free(s->events[i].name);
+		s->events[i] = s->events[--s->nr_events];
+		return;
+	}
+}
 
-	if (name) {
-		if (!tracefs_event_file_exists(s->instance, system, name, "format"))
-			env_error("unknown event '%s'", arg);
-		add_event(s, system, name);
-	} else {
-		list = tracefs_system_events(NULL, system);
-		if (!list || !tracefs_list_size(list))
-			env_error("unknown event system '%s'", arg);
-		for (i = 0; list[i]; i++)
-			add_event(s, system, list[i]);
+/*
+ * The event systems: the folders of events/ (tracefs_event_systems() leaves
+ * out those without an enable file, as ftrace)
+ */
+static char **event_systems(void)
+{
+	char *dir = tracefs_get_tracing_file("events");
+	char **list = NULL;
+	struct dirent *d;
+	DIR *dp;
+
+	dp = dir ? opendir(dir) : NULL;
+	tracefs_put_tracing_file(dir);
+	while (dp && (d = readdir(dp))) {
+		if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			continue;
+		list = tracefs_list_add(list, d->d_name);
+		if (!list)
+			error(1, "out of memory");
+	}
+	if (dp)
+		closedir(dp);
+	return list;
+}
+
+/*
+ * -e ARG as trace-cmd takes it: SYSTEM, SYSTEM:EVENT (or SYSTEM/EVENT), or
+ * EVENT of any system; each part may be a glob ("sched:*wak*", "*stat*"),
+ * "all" is every event. A word without ':' names the systems it matches
+ * and the events of that name in any system. Adds (or, negated, removes)
+ * the events; an ARG that matches no event is an error.
+ */
+static void resolve_event(struct session *s, const struct event_arg *ea)
+{
+	char *sys_pat, *ev_pat, **systems, **list;
+	int i, j, found = 0;
+	bool sys_match;
+
+	sys_pat = strdup(!strcmp(ea->arg, "all") ? "*:*" : ea->arg);
+	if (!sys_pat)
+		error(1, "out of memory");
+	ev_pat = strpbrk(sys_pat, ":/");
+	if (ev_pat)
+		*ev_pat++ = '\0';
+	if (!*sys_pat || (ev_pat && (!*ev_pat || strpbrk(ev_pat, ":/"))))
+		usage_error("invalid event '%s': SYSTEM, SYSTEM:EVENT or EVENT", ea->arg);
+
+	systems = event_systems();
+	for (i = 0; systems && systems[i]; i++) {
+		sys_match = !fnmatch(sys_pat, systems[i], 0);
+		if (ev_pat && !sys_match)
+			continue;
+		list = tracefs_system_events(NULL, systems[i]);
+		for (j = 0; list && list[j]; j++) {
+			/* SYSTEM:EVENT; SYSTEM alone; or EVENT of any system */
+			if (ev_pat ? fnmatch(ev_pat, list[j], 0) :
+			    !sys_match && fnmatch(sys_pat, list[j], 0))
+				continue;
+			found++;
+			if (ea->negate)
+				del_event(s, systems[i], list[j]);
+			else
+				add_event(s, systems[i], list[j], ea->filter);
+		}
 		tracefs_list_free(list);
 	}
-	free(system);
+	tracefs_list_free(systems);
+	if (!found) {
+		if (ev_pat)
+			env_error("unknown event '%s'", ea->arg);
+		env_error("unknown event or event system '%s'", ea->arg);
+	}
+	free(sys_pat);
+}
+
+/* Is WORD one of the words of the tracefs file FILE ("[local] global", ...)? */
+static bool tracefs_word(struct session *s, const char *file, const char *word)
+{
+	char *text = tracefs_instance_file_read(s->instance, file, NULL), *tok, *save;
+	bool found = false;
+
+	for (tok = text ? strtok_r(text, " \t\n[]", &save) : NULL; tok && !found;
+	     tok = strtok_r(NULL, " \t\n[]", &save))
+		found = !strcmp(tok, word);
+	free(text);
+	return found;
+}
+
+/*
+ * -l/-n/-g FUNC: a glob (or a regex, which the kernel takes too) is left to
+ * the kernel; a plain name must be in available_filter_functions, so that
+ * a typo is an error before anything changed rather than a tracer of
+ * every function.
+ */
+static void check_functions(const struct strlist *l, const char *opt, char **avail)
+{
+	size_t len;
+	char *p;
+	int i;
+
+	for (i = 0; i < l->n; i++) {
+		const char *f = l->v[i];
+
+		if (!*f)
+			usage_error("empty function name for %s", opt);
+		if (strpbrk(f, "*?[^$:. "))
+			continue;
+		if (!*avail) {
+			char *path = tracefs_get_tracing_file("available_filter_functions");
+
+			size_t size;
+
+			*avail = path ? ftm_read_file(path, &size) : NULL;
+			tracefs_put_tracing_file(path);
+			if (!*avail)
+				env_error("cannot read available_filter_functions: %s",
+					  strerror(errno));
+		}
+		len = strlen(f);
+		for (p = *avail; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+			if (!strncmp(p, f, len) && (p[len] == '\n' || p[len] == ' '))
+				break;
+		if (!p)
+			env_error("no function '%s' to trace (%s): not in available_filter_functions",
+				  f, opt);
+	}
 }
 
 /* Everything that can be checked before changing anything in tracefs */
@@ -401,6 +725,7 @@ static void validate(struct session *s)
 {
 	struct options *opt = s->opt;
 	const char *mount;
+	char *avail = NULL;
 	size_t i;
 	int c;
 
@@ -409,6 +734,12 @@ static void validate(struct session *s)
 	if (tracefs_tracing_dir_is_mounted(false, &mount) != 1 || !tracefs_tracing_dir())
 		env_error("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 
+	/* -B of an instance that exists: trace-cmd uses it, and keeps it */
+	if (opt->new_instance && *opt->new_instance &&
+	    tracefs_instance_exists(opt->new_instance)) {
+		opt->instance = opt->new_instance;
+		opt->new_instance = NULL;
+	}
 	if (opt->instance) {
 		if (!tracefs_instance_exists(opt->instance))
 			env_error("no instance '%s' (-B creates one)", opt->instance);
@@ -419,8 +750,6 @@ static void validate(struct session *s)
 		if (!*opt->new_instance || strchr(opt->new_instance, '/') ||
 		    !strcmp(opt->new_instance, ".") || !strcmp(opt->new_instance, ".."))
 			usage_error("invalid instance name '%s'", opt->new_instance);
-		if (tracefs_instance_exists(opt->new_instance))
-			env_error("instance '%s' exists already (-i uses it)", opt->new_instance);
 	}
 
 	s->dir = tracefs_instance_get_dir(s->instance);
@@ -450,13 +779,30 @@ static void validate(struct session *s)
 	    opt->subbuf_kb != sysconf(_SC_PAGESIZE) / 1024)
 		env_error("this kernel has no buffer_subbuf_size_kb: -b must be the page size");
 
-	if (opt->nr_event_args) {
-		for (c = 0; c < opt->nr_event_args; c++)
-			resolve_event(s, opt->event_args[c]);
-	} else {
-		for (i = 0; i < ARRAY_SIZE(default_events); i++)
-			resolve_event(s, default_events[i]);
+	if (opt->nr_eargs) {
+		for (c = 0; c < opt->nr_eargs; c++)
+			resolve_event(s, &opt->eargs[c]);
+		if (!s->nr_events && !opt->tracer)
+			usage_error("no event left to trace (-v removed them all)");
+	} else if (!opt->tracer) {
+		for (i = 0; i < ARRAY_SIZE(default_events); i++) {
+			struct event_arg ea = { .arg = default_events[i] };
+
+			resolve_event(s, &ea);
+		}
 	}
+
+	if (opt->tracer && !tracefs_word(s, "available_tracers", opt->tracer))
+		env_error("no tracer '%s' in this kernel (available_tracers)", opt->tracer);
+	if (opt->clock && !tracefs_word(s, "trace_clock", opt->clock))
+		env_error("no trace clock '%s' (trace_clock)", opt->clock);
+	check_functions(&opt->funcs, "-l", &avail);
+	check_functions(&opt->notrace, "-n", &avail);
+	check_functions(&opt->graph, "-g", &avail);
+	free(avail);
+	for (c = 0; c < opt->pids.n; c++)
+		if (kill(atoi(opt->pids.v[c]), 0) && errno == ESRCH)
+			env_error("no process %s (-P)", opt->pids.v[c]);
 }
 
 /* Read a tracefs file of the trace array, without its trailing newline */
@@ -483,13 +829,169 @@ static int write_setting(struct session *s, const char *file, const char *val)
 }
 
 /*
+ * Write @text to @file of the trace array: truncated first (which empties
+ * set_event, set_event_pid, set_ftrace_filter...), or appended to. The
+ * list files take one entry per write(), so a short write goes on with the
+ * rest. An empty @text only truncates.
+ */
+static int put_file(struct session *s, const char *file, const char *text, bool append)
+{
+	char *path = tracefs_instance_get_file(s->instance, file);
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd;
+
+	if (!path)
+		return -1;
+	fd = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+	tracefs_put_tracing_file(path);
+	if (fd < 0)
+		return -1;
+	while (len) {
+		n = write(fd, text, len);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		text += n;
+		len -= n;
+	}
+	return close(fd);
+}
+
+/* Keep the text of @file, to be put back by restore() as @kind says */
+static int save_file(struct session *s, const char *file, enum file_kind kind)
+{
+	struct saved_file *sf;
+	char *old;
+
+	old = tracefs_instance_file_read(s->instance, file, NULL);
+	if (!old) {
+		if (!tracefs_file_exists(s->instance, file))
+			return -1;
+		old = strdup("");	/* an empty file */
+		if (!old)
+			return -1;
+	}
+	sf = realloc(s->saved, (s->nr_saved + 1) * sizeof(*sf));
+	if (!sf) {
+		free(old);
+		return -1;
+	}
+	s->saved = sf;
+	sf = &s->saved[s->nr_saved++];
+	sf->file = strdup(file);
+	sf->old = old;
+	sf->kind = kind;
+	return sf->file ? 0 : -1;
+}
+
+/* The entries of a list file: its lines but the comments and "no pid" */
+static bool list_entry(const char *line)
+{
+	return *line && *line != '#' && strcmp(line, "no pid");
+}
+
+/* Does the list file @file hold an entry? */
+static bool list_has_entries(struct session *s, const char *file)
+{
+	char *text = tracefs_instance_file_read(s->instance, file, NULL), *line, *save;
+	bool any = false;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !any;
+	     line = strtok_r(NULL, "\n", &save))
+		any = list_entry(line);
+	free(text);
+	return any;
+}
+
+/* Save @file, then make its entries those of @l (none: empty it) */
+static int change_list(struct session *s, const char *file, const struct strlist *l)
+{
+	int i;
+
+	if (save_file(s, file, FILE_LIST) || put_file(s, file, "", false))
+		return -1;
+	for (i = 0; i < l->n; i++) {
+		if (put_file(s, file, l->v[i], true)) {
+			error(0, "cannot write '%s' to %s: %s", l->v[i], file, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Save @file, then write @val to it */
+static int change_file(struct session *s, const char *file, enum file_kind kind,
+		       const char *val)
+{
+	if (save_file(s, file, kind))
+		return -1;
+	if (put_file(s, file, val, false)) {
+		error(0, "cannot write '%s' to %s: %s", val, file, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Put one saved file back */
+static int put_back(struct session *s, struct saved_file *sf)
+{
+	char *line, *save, *p, *end;
+	int ret = 0;
+
+	switch (sf->kind) {
+	case FILE_LIST:
+		ret = put_file(s, sf->file, "", false);
+		for (line = strtok_r(sf->old, "\n", &save); line && !ret;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (!list_entry(line))
+				continue;
+			/* "func [module]": the name alone */
+			p = strchr(line, ' ');
+			if (p && !strcmp(sf->file, "set_ftrace_filter"))
+				*p = '\0';
+			if (put_file(s, sf->file, line, true))
+				error(0, "cannot put '%s' back into %s: %s", line, sf->file,
+				      strerror(errno));
+		}
+		break;
+	case FILE_CLOCK:
+		p = strchr(sf->old, '[');
+		end = p ? strchr(p, ']') : NULL;
+		if (!end)
+			return 0;
+		*end = '\0';
+		ret = put_file(s, sf->file, p + 1, false);
+		break;
+	case FILE_FILTER:
+		if (!strncmp(sf->old, "none", 4))
+			ret = put_file(s, sf->file, "0", false);
+		else
+			ret = put_file(s, sf->file, sf->old, false);
+		break;
+	case FILE_VALUE:
+		p = strchr(sf->old, '\n');
+		if (p)
+			*p = '\0';
+		ret = put_file(s, sf->file, sf->old, false);
+		break;
+	}
+	if (ret)
+		error(0, "cannot put %s back: %s", sf->file, strerror(errno));
+	return ret;
+}
+
+/*
  * Put back what setup() changed; safe on a half-done setup. The buffers
  * are unmapped first: a mapped buffer cannot be resized and its instance
- * cannot be removed.
+ * cannot be removed. The saved files go back last to first, the tracer
+ * stopped before anything else.
  */
 static int restore(struct session *s)
 {
-	char val[2] = "0";
 	int cpu, i, ret = 0;
 
 	for (cpu = 0; s->bufs && cpu < s->nr_cpus; cpu++) {
@@ -506,20 +1008,15 @@ static int restore(struct session *s)
 		return ret;
 	}
 
-	for (i = 0; i < s->nr_events; i++) {
-		struct event *ev = &s->events[i];
-
-		if (!ev->old_enable)
-			continue;
-		val[0] = ev->old_enable;
-		if (tracefs_event_file_write(s->instance, ev->system, ev->name, "enable",
-					     val) < 0) {
-			error(0, "cannot put back %s:%s/enable: %s", ev->system, ev->name,
-			      strerror(errno));
-			ret = -1;
-		}
-		ev->old_enable = 0;
+	for (i = 0; i < s->nr_saved; i++)
+		if (!strcmp(s->saved[i].file, "current_tracer"))
+			put_file(s, "current_tracer", "nop", false);
+	for (i = s->nr_saved - 1; i >= 0; i--) {
+		ret |= put_back(s, &s->saved[i]);
+		free(s->saved[i].file);
+		free(s->saved[i].old);
 	}
+	s->nr_saved = 0;
 	if (s->old_subbuf_kb) {
 		ret |= write_setting(s, "buffer_subbuf_size_kb", s->old_subbuf_kb);
 		free(s->old_subbuf_kb);
@@ -556,7 +1053,136 @@ static void __printf(2, 3) __noreturn fail_restore(struct session *s, const char
 		tracedat_abort(s->dat);
 	s->dat = NULL;
 	restore(s);
-	exit(1);
+	exit(s->exit_status ? s->exit_status : 1);
+}
+
+/* tracing_cpumask of every CPU, for -M -1 */
+static void all_cpus_mask(int nr_cpus, char *buf, size_t size)
+{
+	size_t n = 0;
+	int digit;
+
+	for (digit = (nr_cpus + 3) / 4 - 1; digit >= 0 && n + 1 < size; digit--) {
+		int bits = nr_cpus - digit * 4;
+
+		buf[n++] = "0137f"[bits >= 4 ? 4 : bits];
+	}
+	buf[n] = '\0';
+}
+
+/*
+ * What is traced: the clock, the tracer (off until setup() is done) and
+ * its function filters, the events and their filters, the pids, the
+ * options, the CPU mask. What was on before and was not asked for is off
+ * during the capture (every event: set_event emptied; a tracer; a filter
+ * of a traced event; the pid lists; options/stacktrace), so that the
+ * capture holds what the options say; restore() puts it all back.
+ */
+static void setup_tracing(struct session *s)
+{
+	struct options *opt = s->opt;
+	struct strlist pids = { };
+	char *old, mask[80];
+	int i;
+
+	if (opt->clock && change_file(s, "trace_clock", FILE_CLOCK, opt->clock))
+		fail_restore(s, "cannot set the trace clock");
+
+	old = read_setting(s, "current_tracer");
+	if (opt->tracer || strcmp(old, "nop")) {
+		if (strcmp(old, "nop") && !opt->tracer)
+			error(0, "the tracer '%s' is off during the capture (-p traces with one)",
+			      old);
+		if (change_file(s, "current_tracer", FILE_VALUE, "nop"))
+			fail_restore(s, "cannot stop the tracer '%s'", old);
+	}
+	free(old);
+	if (opt->tracer) {
+		static const char * const lists[] = {
+			"set_ftrace_filter", "set_ftrace_notrace", "set_graph_function",
+		};
+		const struct strlist *given[] = { &opt->funcs, &opt->notrace, &opt->graph };
+
+		for (i = 0; i < (int)ARRAY_SIZE(lists); i++) {
+			if (!tracefs_file_exists(s->instance, lists[i])) {
+				if (given[i]->n)
+					fail_restore(s, "this trace array has no %s", lists[i]);
+				continue;
+			}
+			if ((given[i]->n || list_has_entries(s, lists[i])) &&
+			    change_list(s, lists[i], given[i]))
+				fail_restore(s, "cannot set %s", lists[i]);
+		}
+	}
+
+	/* Every event off, then those asked for on, with their filters */
+	if (change_list(s, "set_event", &pids))
+		fail_restore(s, "cannot disable the events: %s", strerror(errno));
+	for (i = 0; i < s->nr_events; i++) {
+		struct event *ev = &s->events[i];
+		char file[512];
+
+		if (!tracefs_event_file_exists(s->instance, ev->system, ev->name, "enable"))
+			continue;	/* ftrace events: always on */
+		snprintf(file, sizeof(file), "events/%s/%s/filter", ev->system, ev->name);
+		old = tracefs_instance_file_read(s->instance, file, NULL);
+		if (ev->filter || (old && strncmp(old, "none", 4))) {
+			if (save_file(s, file, FILE_FILTER))
+				fail_restore(s, "cannot read %s:%s/filter: %s", ev->system,
+					     ev->name, strerror(errno));
+			if (put_file(s, file, ev->filter ? ev->filter : "0", false)) {
+				s->exit_status = EXIT_USAGE;
+				fail_restore(s, "invalid filter '%s' for %s:%s: %s", ev->filter,
+					     ev->system, ev->name, strerror(errno));
+			}
+		}
+		free(old);
+		if (tracefs_event_file_write(s->instance, ev->system, ev->name, "enable", "1") < 0)
+			fail_restore(s, "cannot enable %s:%s: %s", ev->system, ev->name,
+				     strerror(errno));
+	}
+
+	/* -P and -F: the pids of the events, and of the tracer */
+	for (i = 0; i < opt->pids.n; i++)
+		strlist_add(&pids, opt->pids.v[i]);
+	if (opt->follow) {
+		snprintf(mask, sizeof(mask), "%d", s->child);
+		strlist_add(&pids, mask);
+	}
+	if ((pids.n || list_has_entries(s, "set_event_pid")) &&
+	    change_list(s, "set_event_pid", &pids))
+		fail_restore(s, "cannot set set_event_pid");
+	if (opt->tracer && tracefs_file_exists(s->instance, "set_ftrace_pid") &&
+	    (pids.n || list_has_entries(s, "set_ftrace_pid")) &&
+	    change_list(s, "set_ftrace_pid", &pids))
+		fail_restore(s, "cannot set set_ftrace_pid");
+	free(pids.v);
+	if (pids.n) {
+		const char *val = opt->children ? "1" : "0";
+
+		if (change_file(s, "options/event-fork", FILE_VALUE, val) ||
+		    (opt->tracer && tracefs_file_exists(s->instance, "options/function-fork") &&
+		     change_file(s, "options/function-fork", FILE_VALUE, val)))
+			fail_restore(s, "cannot set the fork options");
+	}
+
+	old = read_setting(s, "options/stacktrace");
+	if (strcmp(old, opt->stacktrace ? "1" : "0") &&
+	    change_file(s, "options/stacktrace", FILE_VALUE, opt->stacktrace ? "1" : "0"))
+		fail_restore(s, "cannot set options/stacktrace");
+	free(old);
+
+	if (opt->cpumask) {
+		const char *m = opt->cpumask;
+
+		if (!strcmp(m, "-1"))
+			all_cpus_mask(s->nr_cpus, mask, sizeof(mask));
+		else
+			snprintf(mask, sizeof(mask), "%s",
+				 strncasecmp(m, "0x", 2) ? m : m + 2);
+		if (change_file(s, "tracing_cpumask", FILE_VALUE, mask))
+			fail_restore(s, "cannot set tracing_cpumask");
+	}
 }
 
 /* Tracing off, sizes and events set, buffers cleared and opened */
@@ -565,7 +1191,7 @@ static void setup(struct session *s)
 	struct options *opt = s->opt;
 	const char *why = NULL;
 	char num[32], *p;
-	int cpu, i;
+	int cpu;
 
 	if (opt->new_instance) {
 		s->instance = tracefs_instance_create(opt->new_instance);
@@ -621,23 +1247,10 @@ static void setup(struct session *s)
 		free(kb);
 	}
 
-	for (i = 0; i < s->nr_events; i++) {
-		struct event *ev = &s->events[i];
-		char *old;
+	setup_tracing(s);
 
-		if (!tracefs_event_file_exists(s->instance, ev->system, ev->name, "enable"))
-			continue;	/* ftrace events: always on */
-		old = tracefs_event_file_read(s->instance, ev->system, ev->name, "enable", NULL);
-		if (!old)
-			fail_restore(s, "cannot read %s:%s/enable: %s", ev->system, ev->name,
-				     strerror(errno));
-		ev->old_enable = old[0] == '1' ? '1' : '0';
-		free(old);
-		if (tracefs_event_file_write(s->instance, ev->system, ev->name, "enable", "1") < 0)
-			fail_restore(s, "cannot enable %s:%s: %s", ev->system, ev->name,
-				     strerror(errno));
-	}
-
+	if (opt->tracer && put_file(s, "current_tracer", opt->tracer, false))
+		fail_restore(s, "cannot start the tracer '%s': %s", opt->tracer, strerror(errno));
 	if (tracefs_instance_file_clear(s->instance, "trace"))
 		fail_restore(s, "cannot clear the buffer: %s", strerror(errno));
 
@@ -659,20 +1272,54 @@ static void setup(struct session *s)
 		error(0, "not mapping the ring-buffer (%s): reading trace_pipe_raw instead", why);
 }
 
-static pid_t start_command(char **argv, const sigset_t *mask)
+/*
+ * Fork COMMAND, which waits until release_command() before it executes:
+ * its pid goes into set_event_pid (-F) before it runs, and it starts with
+ * the capture. If the tool dies first, the pipe closes and it exits 127.
+ */
+static pid_t start_command(struct session *s, char **argv, const sigset_t *mask)
 {
+	int go[2];
+	ssize_t n;
 	pid_t pid;
+	char c = 0;
 
+	if (pipe2(go, O_CLOEXEC))
+		return -1;
 	fflush(NULL);
 	pid = fork();
-	if (pid)
+	if (pid) {
+		close(go[0]);
+		if (pid < 0)
+			close(go[1]);
+		else
+			s->go_fd = go[1];
 		return pid;
+	}
+	close(go[1]);
 	/* The tool ignores SIGPIPE (| head ends a capture): COMMAND must not */
 	signal(SIGPIPE, SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
+	do {
+		n = read(go[0], &c, 1);
+	} while (n < 0 && errno == EINTR);
+	if (n != 1 || c != 'g')
+		_exit(127);
+	close(go[0]);
 	execvp(argv[0], argv);
 	error(0, "cannot run '%s': %s", argv[0], strerror(errno));
 	_exit(127);
+}
+
+/* Let COMMAND go on to execute */
+static void release_command(struct session *s)
+{
+	if (s->go_fd <= 0)
+		return;
+	if (write(s->go_fd, "g", 1) != 1)
+		error(0, "cannot start the command: %s", strerror(errno));
+	close(s->go_fd);
+	s->go_fd = -1;
 }
 
 /* How long COMMAND has to stop on SIGTERM before it gets SIGKILL */
@@ -833,13 +1480,46 @@ static struct printer *new_printer(struct session *s)
 	return pr;
 }
 
+/*
+ * The events someone else enabled during the capture (set_event now) can
+ * be in the file: their formats must go in too, or trace-cmd report can
+ * only say [UNKNOWN EVENT] of them. record looks at set_event every
+ * OTHERS_WAIT_MS and at the end: an event enabled and disabled again in
+ * between can still be missed.
+ */
+static void note_other_events(struct session *s)
+{
+	char *set, *line, *save, *colon;
+	int i;
+
+	set = tracefs_instance_file_read(s->instance, "set_event", NULL);
+	for (line = set ? strtok_r(set, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		for (i = 0; i < s->nr_events; i++)
+			if (!strcmp(s->events[i].system, line) &&
+			    !strcmp(s->events[i].name, colon + 1))
+				break;
+		if (i < s->nr_events)
+			continue;
+		error(0, "%s:%s was enabled by someone else during the capture: its format goes into the file",
+		      line, colon + 1);
+		add_event(s, line, colon + 1, NULL);
+	}
+	free(set);
+}
+
 /* Write the headers of the trace.dat file, then the CPU data */
 static int finish_record(struct session *s)
 {
 	struct tracedat_event *evs;
 	int i, ret, err;
 
-	evs = calloc(s->nr_events, sizeof(*evs));
+	note_other_events(s);
+	evs = calloc(s->nr_events + 1, sizeof(*evs));
 	if (!evs)
 		return -1;
 	for (i = 0; i < s->nr_events; i++) {
@@ -856,13 +1536,14 @@ static int finish_record(struct session *s)
 
 static int capture(struct options *opt)
 {
-	struct session s = { .opt = opt };
+	struct session s = { .opt = opt, .go_fd = -1 };
 	struct printer *pr = NULL;
 	struct pollfd *pfd;
 	int *pcpu;
 	sigset_t block, orig;
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct timespec flush_wait = { 0, FLUSH_WAIT_MS * 1000000L };
+	struct timespec now, others_at = { };
 	bool print, exited = false;
 	int cpu, nfds = 0, status, ret = 0, dat_err;
 	size_t subbuf_size = 0;
@@ -890,6 +1571,12 @@ static int capture(struct options *opt)
 	/* A closed stdout (| head) ends the capture like Ctrl-C, cleanly */
 	signal(SIGPIPE, SIG_IGN);
 
+	/* COMMAND exists first (-F traces its pid), and runs with the capture */
+	if (opt->command) {
+		s.child = start_command(&s, opt->command, &orig);
+		if (s.child < 0)
+			error(1, "cannot fork: %s", strerror(errno));
+	}
 	setup(&s);
 
 	if (print) {
@@ -919,10 +1606,7 @@ static int capture(struct options *opt)
 
 	if (write_setting(&s, "tracing_on", "1"))
 		fail_restore(&s, "cannot start tracing");
-	if (opt->command)
-		s.child = start_command(opt->command, &orig);
-	if (s.child < 0)
-		fail_restore(&s, "cannot fork: %s", strerror(errno));
+	release_command(&s);
 
 	while (!stop_requested && !exited) {
 		if (child_exited) {
@@ -938,13 +1622,22 @@ static int capture(struct options *opt)
 		 * printer_round()): while some wait, a round comes at least
 		 * every FLUSH_WAIT_MS, even if no buffer fills up.
 		 */
-		if (ppoll(pfd, nfds, pr && printer_pending(pr) ? &flush_wait : NULL, &orig) < 0) {
+		if (ppoll(pfd, nfds, (pr && printer_pending(pr)) || s.dat ? &flush_wait : NULL,
+			  &orig) < 0) {
 			if (errno == EINTR)
 				continue;
 			fail_restore(&s, "poll: %s", strerror(errno));
 		}
 		if (consume_all(&s, pr, pfd, pcpu, nfds, pr != NULL, false))
 			fail_restore(&s, "reading the buffers: %s", strerror(errno));
+		if (s.dat) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - others_at.tv_sec) * 1000 +
+			    (now.tv_nsec - others_at.tv_nsec) / 1000000 >= OTHERS_WAIT_MS) {
+				note_other_events(&s);
+				others_at = now;
+			}
+		}
 		/* The file cannot take more (a full disk): keep what it has */
 		if (s.dat && tracedat_error(s.dat))
 			stop_requested = 1;
@@ -999,7 +1692,7 @@ static int stats(struct options *opt)
 	struct session s = { .opt = opt };
 	struct ftm_counters *now, *prev;
 	struct sigaction sa = { .sa_handler = on_signal };
-	bool tty = isatty(STDOUT_FILENO), said = false;
+	bool tty = isatty(STDOUT_FILENO), said = false, from_stats = false;
 	struct timespec next;
 	long tick;
 	int cpu, ret;
@@ -1018,14 +1711,18 @@ static int stats(struct options *opt)
 		uint64_t rate_all = 0, entries_all = 0;
 
 		for (cpu = 0; cpu < s.nr_cpus; cpu++) {
-			ret = ftm_read_counters(s.dir, cpu, opt->force_read, &now[cpu]);
+			ret = ftm_read_counters(s.dir, cpu, !opt->map_meta, &now[cpu]);
 			if (ret < 0)
 				error(1, "cannot read the counters of CPU %d: %s", cpu,
 				      strerror(errno));
-			if (ret > 0 && !said) {
-				error(0, "not mapping the ring-buffer (%s): reading per_cpu/cpuN/stats instead",
-				      opt->force_read ? "--read" : "this kernel cannot map it");
+			if (ret > 0 && opt->map_meta && !said) {
+				error(0, "not mapping the ring-buffer (this kernel cannot map it): reading per_cpu/cpuN/stats instead");
 				said = true;
+			}
+			if (ret > 0) {
+				/* As the meta-page: written since the last reset */
+				now[cpu].entries += now[cpu].overrun + now[cpu].read;
+				from_stats = true;
 			}
 		}
 
@@ -1033,23 +1730,36 @@ static int stats(struct options *opt)
 			fputs("\033[H\033[2J", stdout);
 		printf("ftmmap stats: %s, %d CPUs, %s, %lds\n",
 		       opt->instance ? opt->instance : "top level", s.nr_cpus,
-		       said ? "per_cpu/cpuN/stats" : "meta-pages", tick);
+		       from_stats ? "per_cpu/cpuN/stats" : "meta-pages", tick);
 		printf("%4s %12s %12s %12s %10s %8s %11s %10s\n", "CPU", "entries", "overrun",
 		       "read", "lost", "subbufs", "subbuf_size", "events/s");
 		for (cpu = 0; cpu < s.nr_cpus; cpu++) {
 			struct ftm_counters *c = &now[cpu];
-			char rate[24] = "-";
+			char rate[24] = "-", lost[24], subbufs[16];
 
 			if (tick) {
-				snprintf(rate, sizeof(rate), "%llu",
-					 (unsigned long long)(c->entries - prev[cpu].entries));
-				rate_all += c->entries - prev[cpu].entries;
+				/*
+				 * A reset (echo > trace, a resize, a new clock)
+				 * zeroes the counters: what is there now was
+				 * written since.
+				 */
+				uint64_t d = c->entries >= prev[cpu].entries ?
+					     c->entries - prev[cpu].entries : c->entries;
+
+				snprintf(rate, sizeof(rate), "%llu", (unsigned long long)d);
+				rate_all += d;
 			}
 			entries_all += c->entries;
-			printf("%4d %12llu %12llu %12llu %10llu %8u %11u %10s\n", cpu,
+			if (from_stats) {
+				snprintf(lost, sizeof(lost), "-");
+				snprintf(subbufs, sizeof(subbufs), "-");
+			} else {
+				snprintf(lost, sizeof(lost), "%llu", (unsigned long long)c->lost);
+				snprintf(subbufs, sizeof(subbufs), "%u", c->nr_subbufs);
+			}
+			printf("%4d %12llu %12llu %12llu %10s %8s %11u %10s\n", cpu,
 			       (unsigned long long)c->entries, (unsigned long long)c->overrun,
-			       (unsigned long long)c->read, (unsigned long long)c->lost,
-			       c->nr_subbufs, c->subbuf_size, rate);
+			       (unsigned long long)c->read, lost, subbufs, c->subbuf_size, rate);
 		}
 		if (tick)
 			printf("%4s %12llu %60llu\n", "all", (unsigned long long)entries_all,

@@ -83,7 +83,11 @@ snapshot() {
 	d=${1:-$T}
 	for f in tracing_on buffer_size_kb buffer_subbuf_size_kb set_event \
 		per_cpu/cpu0/buffer_size_kb events/enable events/sched/enable \
-		events/sched/sched_switch/enable events/sched/sched_wakeup/enable; do
+		events/sched/sched_switch/enable events/sched/sched_wakeup/enable \
+		events/sched/sched_switch/filter events/sched/sched_process_exec/filter \
+		current_tracer trace_clock tracing_cpumask set_event_pid set_ftrace_pid \
+		set_ftrace_filter set_ftrace_notrace set_graph_function \
+		options/stacktrace options/event-fork options/function-fork; do
 		[ -e "$d/$f" ] && echo "$f: $(cat "$d/$f" | tr '\n' ' ')"
 	done
 	echo "instances: $(ls $T/instances | tr '\n' ' ')"
@@ -98,7 +102,9 @@ one_error() {
 	rc=$?
 	snapshot >"$W/after"
 	lines=$(wc -l <"$W/err.err")
-	if [ $rc = 2 ] && [ "$lines" = 1 ] && cmp -s "$W/before" "$W/after"; then
+	# PAT: a word the message must have (it names what was wrong)
+	if [ $rc = 2 ] && [ "$lines" = 1 ] && cmp -s "$W/before" "$W/after" &&
+	   grep -q "${PAT:-.}" "$W/err.err"; then
 		pass "$name: exit 2, one line: $(cat "$W/err.err")"
 	else
 		echo "# rc=$rc, $lines lines on stderr"
@@ -136,7 +142,7 @@ tracedat_check() {
 }
 
 echo "TAP version 13"
-echo "1..44"
+echo "1..58"
 echo "# $NCPU CPUs, $N markers each"
 
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
@@ -207,7 +213,7 @@ taskset -c 1 sh -c 'exec 3>$T/trace_marker; i=1
 kill -CONT \$PPID
 EOF
 	chmod +x "$W/lose.sh"
-	$FTMMAP stream "$@" -e ftrace:print -C 1 -m 16 -- "$W/lose.sh" >"$W/lose.out" 2>"$W/lose.err"
+	$FTMMAP stream "$@" -e ftrace:print --cpus 1 -b 16 -- "$W/lose.sh" >"$W/lose.out" 2>"$W/lose.err"
 	seen=$(grep -c ' print: .* lost-' "$W/lose.out")
 	lost=$(awk '/^CPU 1:/ { print $5 }' "$W/lose.err")
 	dropped=$(sed -n 's/^CPU:1 \[\([0-9]*\) EVENTS DROPPED\]$/\1/p' "$W/lose.out" |
@@ -228,9 +234,9 @@ else
 	fail "lost events: last marker printed" "$W/lose.tail"
 fi
 
-# 11-13: record: a trace.dat v6 file with whole sub-buffers; -p prints the
+# 11-13: record: a trace.dat v6 file with whole sub-buffers; --print prints the
 # events as stream does (the host compares them with trace-cmd report).
-$FTMMAP record -p -o "$W/trace.dat" -- "$W/work.sh" >"$W/rec.out" 2>"$W/rec.err"
+$FTMMAP record --print -o "$W/trace.dat" -- "$W/work.sh" >"$W/rec.out" 2>"$W/rec.err"
 rc=$?
 size=$(stat -c %s "$W/trace.dat" 2>/dev/null || echo 0)
 magic=$(head -c 12 "$W/trace.dat" 2>/dev/null | od -An -c | tr -s ' ')
@@ -254,14 +260,14 @@ fi
 
 # 14-15: settings changed for the capture, and put back after it
 snapshot >"$W/before"
-$FTMMAP stream -b 8 -m 256 -e sched:sched_switch -- \
+$FTMMAP stream --subbuf-kb 8 -b 256 -e sched:sched_switch -- \
 	sh -c "cat $T/buffer_subbuf_size_kb $T/buffer_size_kb $T/events/sched/sched_switch/enable $T/tracing_on >$W/during" \
 	>/dev/null 2>"$W/set.err"
 snapshot >"$W/after"
 set -- $(cat "$W/during")
 # buffer_size_kb rounds up to whole sub-buffers
 if [ "$1" = 8 ] && [ "$2" -ge 256 ] && [ "$2" -lt 300 ] && [ "$3" = 1 ] && [ "$4" = 1 ]; then
-	pass "-b 8 -m 256 -e sched:sched_switch: set during the capture"
+	pass "--subbuf-kb 8 -b 256 -e sched:sched_switch: set during the capture"
 else
 	fail "settings during the capture: $(tr '\n' ' ' <"$W/during")" "$W/set.err"
 fi
@@ -272,7 +278,7 @@ else
 	fail "settings not put back" "$W/set.err"
 fi
 
-# 16-17: instances: -B creates and removes one, -i uses an existing one
+# 16-17: instances: -B creates and removes one, --instance uses an existing one
 $FTMMAP stream -B ftmtest -e ftrace:print -- \
 	sh -c "echo in-new-instance >$T/instances/ftmtest/trace_marker; echo top >$T/trace_marker" \
 	>"$W/inst.out" 2>"$W/inst.err"
@@ -283,12 +289,12 @@ else
 	fail "-B instance" "$W/inst.out" "$W/inst.err"
 fi
 mkdir $T/instances/ftmkeep
-$FTMMAP stream -i ftmkeep -e ftrace:print -- \
+$FTMMAP stream --instance ftmkeep -e ftrace:print -- \
 	sh -c "echo in-instance >$T/instances/ftmkeep/trace_marker" >"$W/inst.out" 2>"$W/inst.err"
 if grep -q 'tracing_mark_write: in-instance$' "$W/inst.out" && [ -d $T/instances/ftmkeep ]; then
 	pass "-i: traces an existing instance, keeps it"
 else
-	fail "-i instance" "$W/inst.out" "$W/inst.err"
+	fail "--instance" "$W/inst.out" "$W/inst.err"
 fi
 rmdir $T/instances/ftmkeep
 
@@ -322,8 +328,8 @@ fi
 # 19-25: bad input: exit 2, one line, nothing changed
 one_error "unknown option" $FTMMAP stream --bogus
 one_error "unknown event" $FTMMAP stream -e sched:no_such_event
-one_error "unknown instance" $FTMMAP stream -i no_such_instance
-one_error "invalid sub-buffer size" $FTMMAP stream -b 3
+one_error "unknown instance" $FTMMAP stream --instance no_such_instance
+one_error "invalid sub-buffer size" $FTMMAP stream --subbuf-kb 3
 one_error "record without -o" $FTMMAP record
 one_error "a valid event after an unknown one" $FTMMAP stream -e sched:sched_switch -e nosys
 if ! grep -q '^nobody:' /etc/passwd 2>/dev/null; then
@@ -335,15 +341,15 @@ one_error "not root" su -s /bin/sh nobody -c "$(command -v $FTMMAP) stream"
 # 26: stats
 $FTMMAP stats -d 2 >"$W/stats.out" 2>"$W/stats.err"
 rc=$?
-rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9-]+$' "$W/stats.out")
+rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9-]+ +[0-9-]+ +[0-9]+ +[0-9-]+$' "$W/stats.out")
 if [ $rc = 0 ] && [ "$rows" = $((3 * NCPU)) ] && [ ! -s "$W/stats.err" ]; then
-	pass "stats -d 2: three refreshes of $NCPU CPU rows from the meta-pages"
+	pass "stats -d 2: three refreshes of $NCPU CPU rows"
 else
 	fail "stats -d 2: exit $rc, $rows rows" "$W/stats.out" "$W/stats.err"
 fi
 
 # 27-31: bad input and odd systems
-one_error "empty CPU list" $FTMMAP record -o "$W/cpus.dat" -C '' -- true
+one_error "empty CPU list" $FTMMAP record -o "$W/cpus.dat" --cpus '' -- true
 
 # A CPU that is offline: an instance made then has no buffer for it (poll()
 # says EPOLLERR, read() ENODEV), the top level keeps a buffer that is not
@@ -371,7 +377,7 @@ if [ "$off" -gt 0 ] && echo 0 >/sys/devices/system/cpu/cpu$off/online; then
 	timeout 30 $FTMMAP stream -e ftrace:print -- sh -c "echo off-top >$T/trace_marker" \
 		>"$W/offtop.out" 2>"$W/offtop.err"
 	rc2=$?
-	one_error "-C with an offline CPU" $FTMMAP stream -C $off
+	one_error "--cpus with an offline CPU" $FTMMAP stream --cpus $off
 	echo 1 >/sys/devices/system/cpu/cpu$off/online
 	if [ $rc1 = 0 ] && [ $rc2 = 0 ] && [ -n "$t2" ] && [ $ticks -lt 30 ] &&
 	   grep -q "^ftmmap: CPU $off is offline: not traced$" "$W/off.err" &&
@@ -429,7 +435,7 @@ taskset -c 0 sh -c 'exec 3>$T/trace_marker; i=1
 	while [ \$i -le 6000 ]; do echo "order-\$i" >&3; i=\$((i + 1)); done'
 EOF
 chmod +x "$W/order.sh"
-$FTMMAP stream -m 64 -- "$W/order.sh" >"$W/order.out" 2>"$W/order.err"
+$FTMMAP stream -b 64 -- "$W/order.sh" >"$W/order.out" 2>"$W/order.err"
 rc=$?
 awk '
 match($0, /\[[0-9]+\] +[0-9]+\.[0-9]+: /) {
@@ -465,7 +471,7 @@ exec taskset -c 1 sh -c 'exec 3>$T/instances/ftmedge/trace_marker; i=1
 	while [ \$i -le 20 ]; do echo edge-\$i >&3; usleep 20000; i=\$((i + 1)); done'
 EOF
 chmod +x "$W/edge.sh"
-$FTMMAP stream -i ftmedge -e ftrace:print -C 1 -- "$W/edge.sh" >"$W/edge.out" 2>"$W/edge.err"
+$FTMMAP stream --instance ftmedge -e ftrace:print --cpus 1 -- "$W/edge.sh" >"$W/edge.out" 2>"$W/edge.err"
 rc=$?
 rmdir $T/instances/ftmedge
 got=$(sed -n 's/.*tracing_mark_write: \(edge-[0-9]*\)$/\1/p' "$W/edge.out" | tr '\n' ' ')
@@ -526,7 +532,7 @@ i=1; while [ \$i -le 100 ]; do echo rs-b-\$i >&3; i=\$((i + 1)); done
 usleep 300000
 EOF
 chmod +x "$W/reset.sh"
-$FTMMAP record -i ftmreset -e ftrace:print -C 1 -o "$W/reset.dat" -- taskset -c 1 "$W/reset.sh" \
+$FTMMAP record --instance ftmreset -e ftrace:print --cpus 1 -o "$W/reset.dat" -- taskset -c 1 "$W/reset.sh" \
 	>/dev/null 2>"$W/reset.err"
 rc=$?
 rmdir $T/instances/ftmreset
@@ -591,7 +597,7 @@ fi
 # the reason, tracefs put back
 if [ -c /dev/full ]; then
 	snapshot >"$W/before"
-	$FTMMAP stream -m 256 -e ftrace:print -- sh -c "echo to-dev-full >$T/trace_marker" \
+	$FTMMAP stream -b 256 -e ftrace:print -- sh -c "echo to-dev-full >$T/trace_marker" \
 		>/dev/full 2>"$W/full.err"
 	rc=$?
 	snapshot >"$W/after"
@@ -608,13 +614,13 @@ else
 fi
 
 # 40: SIGHUP and SIGQUIT end a capture as SIGINT does: events, totals,
-# tracefs put back (-m: a setting that must be restored). A background
+# tracefs put back (-b: a setting that must be restored). A background
 # job of sh starts with SIGQUIT ignored: the tool must catch it all the
 # same (the time limit keeps one that does not from holding the guest).
 why=
 for sig in HUP QUIT; do
 	snapshot >"$W/before"
-	timeout 20 $FTMMAP stream -m 256 -e ftrace:print >"$W/sig.out" 2>"$W/sig.err" &
+	timeout 20 $FTMMAP stream -b 256 -e ftrace:print >"$W/sig.out" 2>"$W/sig.err" &
 	pid=$!
 	i=0
 	while [ $i -lt 100 ]; do
@@ -712,7 +718,7 @@ exec 3>$T/trace_marker
 i=1; while [ \$i -le 40000 ]; do echo "fill-\$i" >&3; i=\$((i + 1)); done
 EOF
 	chmod +x "$W/fill.sh"
-	$FTMMAP record -m 4096 -e ftrace:print -C 1 -o "$W/small/fill.dat" -- taskset -c 1 "$W/fill.sh" \
+	$FTMMAP record -b 4096 -e ftrace:print --cpus 1 -o "$W/small/fill.dat" -- taskset -c 1 "$W/fill.sh" \
 		>/dev/null 2>"$W/fill.err"
 	rc=$?
 	size=$(stat -c %s "$W/small/fill.dat" 2>/dev/null || echo none)
@@ -738,6 +744,227 @@ EOF
 	fi
 else
 	pass "# SKIP no tmpfs"
+fi
+
+# 45: -e as trace-cmd takes it: EVENT alone, globs, and -v removing the
+# events of every -e after it (set_event during the capture)
+$FTMMAP stream -e sched_process_exec -e 'ftrace:pri*' -e sched -v -e '*wak*' -- \
+	sh -c "cat $T/set_event >$W/se.txt" >"$W/se.out" 2>"$W/se.err"
+rc=$?
+if [ $rc = 0 ] && grep -qx 'sched:sched_switch' "$W/se.txt" &&
+   grep -qx 'sched:sched_process_exec' "$W/se.txt" && ! grep -q 'wak' "$W/se.txt"; then
+	pass "-e sched -v -e '*wak*': $(wc -l <"$W/se.txt") sched events on, no wakeup one"
+else
+	echo "# exit $rc, set_event: $(tr '\n' ' ' <"$W/se.txt")"
+	fail "-e and -v" "$W/se.err"
+fi
+
+# 46: -f FILTER filters the events of the -e before it, and goes away after
+# (printf is built into sh: its write()s are the shell's own)
+$FTMMAP stream -e syscalls:sys_enter_write -f 'count == 7' -- \
+	sh -c "cat $T/events/syscalls/sys_enter_write/filter >$W/filt.txt; printf abcdefg >/dev/null; printf xy >/dev/null" \
+	>"$W/filt.out" 2>"$W/filt.err"
+rc=$?
+nw=$(grep -c ' sys_enter_write: ' "$W/filt.out")
+nother=$(grep ' sys_enter_write: ' "$W/filt.out" | grep -vc 'count: 0x0*7$')
+if [ $rc = 0 ] && [ "$nw" -ge 1 ] && [ "$nother" = 0 ] && grep -q 'count == 7' "$W/filt.txt" &&
+   [ "$(cat $T/events/syscalls/sys_enter_write/filter)" = none ]; then
+	pass "-f: $(grep -m 1 ' sys_enter_write: ' "$W/filt.out" | sed 's/^ *//')"
+else
+	echo "# exit $rc, $nw write lines, $nother of another count"
+	fail "-f FILTER" "$W/filt.out" "$W/filt.err" "$W/filt.txt"
+fi
+
+# 47: state the tool did not set (an event on, a filter on a traced event,
+# set_event_pid) does not leak into the capture, and is back after it
+echo 1 >$T/events/sched/sched_process_exec/enable
+echo 'prev_pid == 99999' >$T/events/sched/sched_switch/filter
+echo 99999 >$T/set_event_pid 2>/dev/null || echo 1 >$T/set_event_pid
+snapshot >"$W/before"
+$FTMMAP stream -e sched:sched_switch -- sh -c "usleep 1000; $(command -v $FTMMAP) --help >/dev/null" \
+	>"$W/leak.out" 2>"$W/leak.err"
+rc=$?
+snapshot >"$W/after"
+nsw=$(grep -c ' sched_switch: ' "$W/leak.out")
+nother=$(grep -vc ' sched_switch: ' "$W/leak.out")
+echo 0 >$T/events/sched/sched_process_exec/enable
+echo 0 >$T/events/sched/sched_switch/filter
+echo >$T/set_event_pid
+if [ $rc = 0 ] && [ "$nsw" -gt 0 ] && [ "$nother" = 0 ] && cmp -s "$W/before" "$W/after"; then
+	pass "state set by others: not in the capture ($nsw sched_switch lines, nothing else), back after"
+else
+	echo "# exit $rc, $nsw sched_switch lines, $nother others"
+	diff "$W/before" "$W/after" | sed 's/^/# /'
+	fail "state set by others" "$W/leak.err" "$W/leak.out"
+fi
+
+# 48: an event that someone enables during record: its format is in the
+# file, so that trace-cmd report prints it (no [UNKNOWN EVENT])
+$FTMMAP record -o "$W/other.dat" -e ftrace:print -- sh -c \
+	"echo 1 >$T/events/sched/sched_process_exec/enable; $(command -v $FTMMAP) --help >/dev/null; echo other >$T/trace_marker; usleep 300000; echo other >$T/trace_marker; echo 0 >$T/events/sched/sched_process_exec/enable" \
+	>"$W/other.out" 2>"$W/other.err"
+rc=$?
+why=
+[ $rc = 0 ] || why="exit $rc"
+strings "$W/other.dat" | grep -q '^name: sched_process_exec$' || why="$why; no format of sched_process_exec"
+if [ -x /opt/trace-cmd/trace-cmd ]; then
+	/opt/trace-cmd/trace-cmd report "$W/other.dat" >"$W/other.rep" 2>&1
+	grep -q 'UNKNOWN' "$W/other.rep" && why="$why; trace-cmd report: UNKNOWN EVENT"
+	grep -q ' sched_process_exec: ' "$W/other.rep" || why="$why; no sched_process_exec in trace-cmd report"
+fi
+if [ -z "$why" ]; then
+	pass "record: the format of an event enabled by someone else is in the file"
+else
+	echo "# $why"
+	fail "formats of events enabled by others" "$W/other.err" "$W/other.rep"
+fi
+
+# 49-50: -F traces COMMAND only; -c its children too (a subshell: a fork
+# and an exit). A noise task forks meanwhile; the tool's own pid, which
+# writes the output, never appears.
+sh -c 'while :; do (usleep 20000); done' &
+noise=$!
+$FTMMAP stream -F -e sched:sched_process_fork -e sched:sched_process_exit -e syscalls:sys_enter_write -- \
+	sh -c 'usleep 100000; (printf x >/dev/null); printf y >/dev/null' >"$W/F.out" 2>"$W/F.err"
+rc=$?
+$FTMMAP stream -F -c -e sched:sched_process_fork -e sched:sched_process_exit -e syscalls:sys_enter_write -- \
+	sh -c 'usleep 100000; (printf x >/dev/null); printf y >/dev/null' >"$W/Fc.out" 2>"$W/Fc.err"
+rc2=$?
+kill $noise
+wait $noise 2>/dev/null
+# the pids of the lines (the task column: comm-PID)
+pids() { sed -n 's/^ *.*-\([0-9]*\) *\[[0-9]*\].*/\1/p' "$1" | sort -u; }
+np=$(pids "$W/F.out" | wc -l)
+npc=$(pids "$W/Fc.out" | wc -l)
+if [ $rc = 0 ] && [ "$np" = 1 ] && grep -q ' sched_process_fork: ' "$W/F.out" &&
+   [ "$(grep -c ' sys_enter_write: ' "$W/F.out")" = 1 ]; then
+	pass "-F: $(wc -l <"$W/F.out") lines, all of the command (pid $(pids "$W/F.out"))"
+else
+	echo "# exit $rc, $np pids: $(pids "$W/F.out" | tr '\n' ' ') (noise $noise)"
+	fail "-F" "$W/F.out" "$W/F.err"
+fi
+if [ $rc2 = 0 ] && [ "$npc" -ge 2 ] && ! pids "$W/Fc.out" | grep -qx "$noise" &&
+   [ "$(grep -c ' sys_enter_write: ' "$W/Fc.out")" = 2 ]; then
+	pass "-F -c: $(wc -l <"$W/Fc.out") lines of the command and its child ($npc pids)"
+else
+	echo "# exit $rc2, $npc pids: $(pids "$W/Fc.out" | tr '\n' ' ') (noise $noise)"
+	fail "-F -c" "$W/Fc.out" "$W/Fc.err"
+fi
+
+# 51: -C CLOCK, -b KB, -M CPUMASK, -T: in force during the capture, put back
+# after; -M captures only the CPUs of the mask; -T adds a stack trace
+snapshot >"$W/before"
+$FTMMAP stream -C global -b 300 -M 1 -T -e sched:sched_process_exec -- \
+	taskset -c 0 sh -c "cat $T/trace_clock $T/buffer_size_kb $T/tracing_cpumask $T/options/stacktrace >$W/opts.txt; usleep 1" \
+	>"$W/opts.out" 2>"$W/opts.err"
+rc=$?
+snapshot >"$W/after"
+why=
+[ $rc = 0 ] || why="exit $rc"
+grep -q '\[global\]' "$W/opts.txt" || why="$why; clock not global"
+kb=$(sed -n 2p "$W/opts.txt")
+[ "$kb" -ge 300 ] && [ "$kb" -lt 320 ] || why="$why; buffer_size_kb $kb, not 300 (rounded up to a sub-buffer)"
+grep -qx '0*1' "$W/opts.txt" || why="$why; cpumask not 1"
+[ "$(sed -n 4p "$W/opts.txt")" = 1 ] || why="$why; stacktrace not 1"
+grep -q ' kernel_stack: ' "$W/opts.out" || why="$why; no kernel_stack line"
+[ "$(grep -c '^CPU ' "$W/opts.err")" = 1 ] && grep -q '^CPU 0:' "$W/opts.err" || why="$why; not CPU 0 alone"
+cmp -s "$W/before" "$W/after" || why="$why; not put back"
+if [ -z "$why" ]; then
+	pass "-C global -b 300 -M 1 -T: in force, CPU 0 alone, stack traces, put back"
+else
+	echo "# $why"
+	diff "$W/before" "$W/after" | sed 's/^/# /'
+	fail "-C -b -M -T" "$W/opts.err" "$W/opts.txt"
+fi
+
+# 52-53: tracers (-p, -l, -n, -g) with one CPU online: code patching and
+# several vCPUs under TCG do not mix. function -l: only that function;
+# function_graph -g: the graph under it; everything put back.
+offline=
+for d in /sys/devices/system/cpu/cpu[1-9]*; do
+	if [ -e "$d/online" ] && [ "$(cat "$d/online")" = 1 ] && echo 0 >"$d/online"; then
+		offline="$offline $d"
+	fi
+done
+snapshot >"$W/before"
+timeout 60 $FTMMAP stream -p function -l do_nanosleep -l 'hrtimer_*' -n hrtimer_start_range_ns -e ftrace:print -- \
+	sh -c "cat $T/current_tracer $T/set_ftrace_notrace >$W/fn.txt; usleep 1000" >"$W/fn.out" 2>"$W/fn.err"
+rc=$?
+timeout 60 $FTMMAP stream -p function_graph -g do_nanosleep -- usleep 1000 >"$W/fg.out" 2>"$W/fg.err"
+rc2=$?
+snapshot >"$W/after"
+for d in $offline; do echo 1 >"$d/online"; done
+why=
+[ $rc = 0 ] || why="exit $rc"
+grep -q ' function: *do_nanosleep' "$W/fn.out" || why="$why; no do_nanosleep"
+grep -q ' function: *hrtimer_' "$W/fn.out" || why="$why; no hrtimer_*"
+nbad=$(grep ' function: ' "$W/fn.out" | grep -vc ' function: *\(do_nanosleep\|hrtimer_\)')
+[ "$nbad" = 0 ] || why="$why; $nbad other functions"
+grep -q ' function: *hrtimer_start_range_ns ' "$W/fn.out" && why="$why; hrtimer_start_range_ns (-n)"
+grep -qx 'function' "$W/fn.txt" && grep -qx 'hrtimer_start_range_ns' "$W/fn.txt" || why="$why; not set during"
+cmp -s "$W/before" "$W/after" || why="$why; not put back"
+if [ -z "$why" ]; then
+	pass "-p function -l -n: $(grep -c ' function: ' "$W/fn.out") function lines, the filtered ones only, put back"
+else
+	echo "# $why"
+	diff "$W/before" "$W/after" | sed 's/^/# /'
+	fail "-p function -l -n" "$W/fn.err" "$W/fn.out"
+fi
+if [ $rc2 = 0 ] && grep -q ' funcgraph_entry: ' "$W/fg.out" && grep -q ' funcgraph_exit: ' "$W/fg.out"; then
+	pass "-p function_graph -g: $(grep -c ' funcgraph_' "$W/fg.out") funcgraph lines"
+else
+	echo "# exit $rc2"
+	fail "-p function_graph -g" "$W/fg.err" "$W/fg.out"
+fi
+
+# 54-56: bad trace-cmd options: exit 2, one line, tracefs unchanged
+PAT='no tracer' one_error "unknown tracer" $FTMMAP stream -p no_such_tracer
+PAT='no function' one_error "unknown function" $FTMMAP stream -p function -l no_such_function_ftm
+PAT='no trace clock' one_error "unknown clock" $FTMMAP stream -C no_such_clock
+PAT=
+
+# 57: stats does not map the buffers: it reads per_cpu/cpuN/stats, and a
+# resize by someone else never fails with EBUSY while it runs
+oldkb=$(sed 's/.*expanded: \([0-9]*\).*/\1/' $T/buffer_size_kb)
+$FTMMAP stats -d 3 >"$W/st.out" 2>"$W/st.err" &
+spid=$!
+i=0
+busy=0
+while kill -0 $spid 2>/dev/null; do
+	echo $((oldkb + (i % 2) * 4)) >$T/buffer_size_kb 2>/dev/null || busy=$((busy + 1))
+	i=$((i + 1))
+done
+wait $spid
+rc=$?
+echo "$oldkb" >$T/buffer_size_kb
+if [ $rc = 0 ] && [ $busy = 0 ] && [ $i -gt 0 ] && grep -q 'per_cpu/cpuN/stats' "$W/st.out"; then
+	pass "stats: reads per_cpu/cpuN/stats; $i resizes meanwhile, none refused"
+else
+	echo "# exit $rc, $busy of $i resizes refused"
+	fail "stats disturbs nobody" "$W/st.out" "$W/st.err"
+fi
+
+# 58: the events/s of stats, with --read and without, when the counters go
+# back to 0 (echo > trace between two refreshes): no wrapped rate
+for mode in --read ""; do
+	$FTMMAP stats -d 4 $mode >"$W/st$mode.out" 2>"$W/st$mode.err" &
+	spid=$!
+	usleep 1300000
+	i=0
+	while [ $i -lt 300 ]; do echo reset-me >$T/trace_marker; i=$((i + 1)); done
+	usleep 1000000
+	echo >$T/trace
+	wait $spid
+	echo "rc $?" >>"$W/st$mode.out"
+done
+big=$(cat "$W/st--read.out" "$W/st.out" |
+	awk '$1 ~ /^[0-9]+$/ && $NF ~ /^[0-9]+$/ && $NF > 1000000000 { n++ } END { print n + 0 }')
+rcs=$(grep -h '^rc ' "$W/st--read.out" "$W/st.out" | tr '\n' ' ')
+if [ "$rcs" = "rc 0 rc 0 " ] && [ "$big" = 0 ]; then
+	pass "stats: events/s across a reset of the counters, none wrapped (--read and not)"
+else
+	echo "# $rcs, $big wrapped rates"
+	fail "stats across a reset" "$W/st--read.out" "$W/st.out"
 fi
 
 rm -rf "$W"
