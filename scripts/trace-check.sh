@@ -309,19 +309,19 @@ if params is not None:
     if ran("recp"):
         text, err = report("recp")
         if text is None:
-            check(False, "record -p: trace-cmd report opens the file", err)
+            check(False, "record --print: trace-cmd report opens the file", err)
         else:
             a = [l for l in (read("recp.out") or "").splitlines() if l.strip()]
             b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
             am = [l for l in a if " print: " in l]
             bm = [l for l in b if " print: " in l]
             check(len(am) == nmark * ncpus and am == bm,
-                  f"record -p: its {len(am)} marker lines are trace-cmd report's, byte for byte",
+                  f"record --print: its {len(am)} marker lines are trace-cmd report's, byte for byte",
                   "\n".join(f"{x!r}\n{y!r}" for x, y in zip(am, bm) if x != y) or
                   f"{len(am)} vs {len(bm)} lines")
             diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
             check(len(a) == len(b) and not diff,
-                  f"record -p: all its {len(a)} lines (sched_switch, sched_wakeup too) are "
+                  f"record --print: all its {len(a)} lines (sched_switch, sched_wakeup too) are "
                   "trace-cmd report's, but for the comm of the task column",
                   "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
                   f"{len(a)} vs {len(b)} lines")
@@ -345,7 +345,7 @@ if params is not None:
             nhr = sum(1 for l in a if re.search(r" hrtimer_(start|expire_entry): ", l))
             diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
             check(nhr > 0 and len(a) == len(b) and not diff,
-                  f"record -p of hrtimer events: its {len(a)} lines ({nhr} hrtimer ones) are "
+                  f"record --print of hrtimer events: its {len(a)} lines ({nhr} hrtimer ones) are "
                   "trace-cmd report's, plugins included, but for the comm of the task column",
                   "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
                   f"{len(a)} vs {len(b)} lines, {nhr} hrtimer lines")
