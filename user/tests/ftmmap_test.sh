@@ -342,10 +342,15 @@ one_error "not root" su -s /bin/sh nobody -c "$(command -v $FTMMAP) stream"
 $FTMMAP stats -d 2 >"$W/stats.out" 2>"$W/stats.err"
 rc=$?
 rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9-]+ +[0-9-]+ +[0-9]+ +[0-9-]+$' "$W/stats.out")
-if [ $rc = 0 ] && [ "$rows" = $((3 * NCPU)) ] && [ ! -s "$W/stats.err" ]; then
-	pass "stats -d 2: three refreshes of $NCPU CPU rows"
+# --map: the meta-pages, every column a number
+$FTMMAP stats -d 1 --map >"$W/statsm.out" 2>>"$W/stats.err" || rc=$?
+mrows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9-]+$' "$W/statsm.out")
+grep -q 'meta-pages' "$W/statsm.out" || mrows=0
+if [ $rc = 0 ] && [ "$rows" = $((3 * NCPU)) ] && [ "$mrows" = $((2 * NCPU)) ] &&
+   [ ! -s "$W/stats.err" ]; then
+	pass "stats -d 2: three refreshes of $NCPU CPU rows; --map: from the meta-pages"
 else
-	fail "stats -d 2: exit $rc, $rows rows" "$W/stats.out" "$W/stats.err"
+	fail "stats -d 2: exit $rc, $rows rows, --map $mrows rows" "$W/stats.out" "$W/statsm.out" "$W/stats.err"
 fi
 
 # 27-31: bad input and odd systems
