@@ -34,7 +34,9 @@
 #   - func (record --print -p function -l, one CPU online) prints the
 #     lines of trace-cmd report, the function lines included; graph (-p
 #     function_graph -g) writes a file whose funcgraph events trace-cmd
-#     report reads, as many as ftmmap printed.
+#     report reads, as many as ftmmap printed (a count, not the lines:
+#     libtracecmd's graph printer only prints records it reads from a
+#     file itself, see the README).
 # Prints "ok N - ..." / "not ok N - ..." and a last line "N passed, N
 # failed, 0 skipped"; writes "passed failed skipped" to
 # $LOGS/trace-check.counts.  Exit status 0 when all passed.

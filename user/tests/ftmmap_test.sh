@@ -142,7 +142,7 @@ tracedat_check() {
 }
 
 echo "TAP version 13"
-echo "1..58"
+echo "1..61"
 echo "# $NCPU CPUs, $N markers each"
 
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
@@ -970,6 +970,167 @@ if [ "$rcs" = "rc 0 rc 0 " ] && [ "$big" = 0 ]; then
 else
 	echo "# $rcs, $big wrapped rates"
 	fail "stats across a reset" "$W/st--read.out" "$W/st.out"
+fi
+
+# 59-60: exact accounting under overwrite, every CPU at once. One writer
+# pinned on each CPU writes OW markers "ow-CPU-SEQ" into a 16 KB buffer
+# while the tool captures, in three phases of OW/3 markers: the tool
+# racing with the writers, the tool stopped (every CPU's writer then
+# overwrites what was not read: about 400 markers fit), the tool racing
+# again. Per CPU, the events the tool counted plus the losses it reported
+# must be the markers written, every loss exact (no "EVENTS DROPPED" of
+# unknown size: the test fails on one); in the printed lines, each
+# "CPU:C [n EVENTS DROPPED]" must be exactly the gap in the sequence
+# numbers before C's next marker, and the newest marker of each CPU the
+# last of its lines.
+OW=${OW:-3000}
+ow3=$((OW / 3))
+OW=$((ow3 * 3))
+cat >"$W/ow.sh" <<EOF
+#!/bin/sh
+phase() {	# phase FROM TO: markers FROM to TO on every CPU at once
+	c=0
+	while [ \$c -lt $NCPU ]; do
+		taskset -c \$c sh -c 'exec 3>$T/trace_marker; i='\$1'
+			while [ \$i -le '\$2' ]; do echo "ow-'\$c'-\$i" >&3; i=\$((i + 1)); done' &
+		c=\$((c + 1))
+	done
+	wait
+}
+phase 1 $ow3
+kill -STOP \$PPID
+phase $((ow3 + 1)) $((2 * ow3))
+kill -CONT \$PPID
+phase $((2 * ow3 + 1)) $OW
+EOF
+chmod +x "$W/ow.sh"
+
+# ow_check LINES ERR: the printed lines LINES (of ftmmap or trace-cmd
+# report) against the writers and against the per-CPU totals on ERR
+ow_check() {
+	awk -v ncpu="$NCPU" -v m="$OW" '
+	FNR == NR {	# "CPU 0: 2718 events, 282 lost, 41 sub-buffers"
+		if ($1 == "CPU" && $2 ~ /^[0-9]+:$/) { c = $2 + 0; tev[c] = $3; tlost[c] = $5 }
+		if (/unknown number/) { print "a loss of unknown size: " $0; bad = 1 }
+		next
+	}
+	/^CPU:[0-9]+ \[[0-9]+ EVENTS DROPPED\]$/ {
+		c = substr($1, 5) + 0; n = substr($2, 2) + 0
+		pend[c] += n; dropped[c] += n
+		next
+	}
+	/^CPU:[0-9]+ \[EVENTS DROPPED\]$/ { print "a loss of unknown size: " $0; bad = 1; next }
+	/ print: +tracing_mark_write: ow-/ {
+		match($0, /\[[0-9]+\] /); c = substr($0, RSTART + 1, RLENGTH - 3) + 0
+		split($NF, f, "-")
+		if (f[2] + 0 != c) { print "marker " $NF " on CPU " c; bad = 1 }
+		if (f[3] != last[c] + 1 + pend[c]) {
+			print "CPU " c ": " $NF " after " last[c] " and " pend[c] + 0 " dropped"; bad = 1
+		}
+		last[c] = f[3]; pend[c] = 0; seen[c]++
+	}
+	END {
+		for (c = 0; c < ncpu; c++) {
+			s = seen[c] + 0; d = dropped[c] + 0
+			if (s + d != m) { print "CPU " c ": " s " seen + " d " dropped != " m; bad = 1 }
+			if (last[c] != m) { print "CPU " c ": the last marker is " last[c] + 0; bad = 1 }
+			if (tev[c] != s || tlost[c] != d) {
+				print "CPU " c ": totals say " tev[c] " events, " tlost[c] " lost"; bad = 1
+			}
+			if (d) lossy++
+			sum = sum " " c ":" s "+" d
+		}
+		if (lossy < ncpu) { print "only " lossy + 0 " of " ncpu " CPUs lost events"; bad = 1 }
+		print sum
+		exit bad
+	}' "$2" "$1"
+}
+
+for mode in stream record; do
+	if [ $mode = stream ]; then
+		$FTMMAP stream -e ftrace:print -b 16 -- "$W/ow.sh" >"$W/ow.out" 2>"$W/ow.err"
+	else
+		$FTMMAP record -e ftrace:print -b 16 -o "$W/ow.dat" -- "$W/ow.sh" >/dev/null 2>"$W/ow.err"
+	fi
+	rc=$?
+	why=
+	if [ $mode = stream ]; then
+		ow_check "$W/ow.out" "$W/ow.err" >"$W/ow.chk" || why="; the lines: $(tr '\n' ';' <"$W/ow.chk")"
+		what="lines and totals"
+	else
+		# the totals alone: every event counted or lost, the losses exact
+		awk -v ncpu="$NCPU" -v m="$OW" '
+		$1 == "CPU" && $2 ~ /^[0-9]+:$/ {
+			if ($3 + $5 != m) { print $0 " != " m; bad = 1 }
+			if ($5 > 0) lossy++
+			n++; sum = sum " " $2 $3 "+" $5
+		}
+		/unknown number/ { print "a loss of unknown size: " $0; bad = 1 }
+		END { if (n != ncpu || lossy != ncpu) { print n + 0 " CPUs, " lossy + 0 " lossy"; bad = 1 }; print sum; exit bad }' \
+			"$W/ow.err" >"$W/ow.chk" || why="; totals: $(tr '\n' ';' <"$W/ow.chk")"
+		what="totals"
+		if [ -x "$TC" ]; then
+			$TC report "$W/ow.dat" >"$W/ow.rep" 2>"$W/ow.rerr" || why="$why; trace-cmd report: exit $?"
+			ow_check "$W/ow.rep" "$W/ow.err" >"$W/ow.chk" ||
+				why="$why; trace-cmd report: $(tr '\n' ';' <"$W/ow.chk")"
+			what="totals, and trace-cmd report's lines"
+		fi
+	fi
+	if [ $rc = 0 ] && [ -z "$why" ]; then
+		pass "$mode under overwrite, $NCPU writers of $OW markers: per CPU seen + lost = written ($what:$(tail -n 1 "$W/ow.chk"))"
+	else
+		echo "# rc=$rc$why"
+		fail "$mode under overwrite, $NCPU writers: seen + lost = written" "$W/ow.err"
+	fi
+done
+
+# 61: a resize attempt during record: someone else writes buffer_size_kb
+# (all CPUs, then CPU 0's) while the tool has the buffers mapped. Both
+# writes are refused with EBUSY, the size stays, the capture goes on, and
+# the file holds the 100 markers written before and after the attempt,
+# in order (trace-cmd report, where the guest has it), without a reset.
+kbefore=$(cat $T/buffer_size_kb)
+cat >"$W/rsz.sh" <<EOF
+#!/bin/sh
+exec 3>$T/trace_marker
+i=1; while [ \$i -le 50 ]; do echo rz-\$i >&3; i=\$((i + 1)); done
+kb=\$(sed 's/[^0-9].*//' $T/buffer_size_kb)
+( echo \$((kb * 2)) >$T/buffer_size_kb ) 2>"$W/rsz.werr"; echo "all \$?" >"$W/rsz.res"
+( echo \$((kb * 2)) >$T/per_cpu/cpu0/buffer_size_kb ) 2>>"$W/rsz.werr"; echo "cpu0 \$?" >>"$W/rsz.res"
+cat $T/buffer_size_kb $T/per_cpu/cpu0/buffer_size_kb >"$W/rsz.kb"
+i=51; while [ \$i -le 100 ]; do echo rz-\$i >&3; i=\$((i + 1)); done
+EOF
+chmod +x "$W/rsz.sh"
+$FTMMAP record -e ftrace:print -o "$W/rsz.dat" -- taskset -c 0 "$W/rsz.sh" >/dev/null 2>"$W/rsz.err"
+rc=$?
+why=
+res=$(tr '\n' ' ' <"$W/rsz.res" 2>/dev/null)
+case "$res" in "all 0 "* | *"cpu0 0 "* | "") why="; resize writes: '$res'" ;; esac
+busy=$(grep -c 'Device or resource busy' "$W/rsz.werr")
+[ "$busy" = 2 ] || why="$why; $busy of 2 writes failed with EBUSY: $(tr '\n' ' ' <"$W/rsz.werr")"
+during=$(head -n 1 "$W/rsz.kb")
+[ "$during" = "$kbefore" ] || why="$why; buffer_size_kb '$during' during the capture, '$kbefore' before"
+if [ "$(cat $T/buffer_size_kb)" != "$kbefore" ]; then
+	why="$why; buffer_size_kb '$(cat $T/buffer_size_kb)' after"
+	echo "${kbefore%%[!0-9]*}" >$T/buffer_size_kb	# put back for the tests after
+fi
+events=$(awk '/^total:/ { print $2 }' "$W/rsz.err")
+[ "$events" = 100 ] || why="$why; ftmmap recorded '$events' events, not 100"
+! grep -q "reset" "$W/rsz.err" || why="$why; a reset on stderr"
+tracedat_check "$W/rsz.dat" >"$W/rsz.chk" || why="$why; the file: $(tr '\n' ' ' <"$W/rsz.chk")"
+what="refused with EBUSY twice, size kept, 100 events recorded"
+if [ -x "$TC" ]; then
+	$TC report "$W/rsz.dat" >"$W/rsz.rep" 2>"$W/rsz.rerr" || why="$why; trace-cmd report: exit $?"
+	got=$(sed -n 's/.*tracing_mark_write: rz-\([0-9]*\)$/\1/p' "$W/rsz.rep" |
+		awk '$1 != NR { bad = 1 } END { print bad ? "out of order" : NR }')
+	[ "$got" = 100 ] || why="$why; trace-cmd report reads markers: $got"
+	what="$what, trace-cmd report reads the 100 markers in order"
+fi
+if [ $rc = 0 ] && [ -z "$why" ]; then
+	pass "record with a resize attempt: $what"
+else
+	echo "# rc=$rc$why"
+	fail "record with a resize attempt" "$W/rsz.err" "$W/rsz.werr"
 fi
 
 rm -rf "$W"
