@@ -363,12 +363,15 @@ one_error "empty CPU list" $FTMMAP record -o "$W/cpus.dat" --cpus '' -- true
 # the test instead of hanging the guest).
 off=$((NCPU - 1))
 if [ "$off" -gt 0 ] && echo 0 >/sys/devices/system/cpu/cpu$off/online; then
+	rm -f "$W/off.started"
 	timeout 30 $FTMMAP stream -B ftmoff -e ftrace:print -- \
-		sh -c "echo off-test >$T/instances/ftmoff/trace_marker; sleep 3" \
+		sh -c "echo off-test >$T/instances/ftmoff/trace_marker; >$W/off.started; sleep 3" \
 		>"$W/off.out" 2>"$W/off.err" &
 	pid=$!
+	# Measure while the tool waits for data: COMMAND starts once the tool
+	# has set up (on a debug kernel that alone takes over a second of CPU)
 	i=0
-	while [ $i -lt 100 ] && ! ls -l /proc/$pid/fd 2>/dev/null | grep -q trace_pipe_raw; do
+	while [ $i -lt 100 ] && [ ! -e "$W/off.started" ]; do
 		usleep 100000
 		i=$((i + 1))
 	done
