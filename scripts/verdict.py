@@ -98,6 +98,39 @@ def race_key(where):
                         for f in where.split(" / ")))
 
 
+def fn_name(frame):
+    """A stack frame's or a report's function, without offset and suffixes."""
+    f = re.sub(r"\+0x[0-9a-f]+/0x[0-9a-f]+.*$", "", frame.strip())
+    return re.sub(r"\.(constprop|isra|part|cold)\.?\d*", "", f)
+
+
+def report_frames(lines, i):
+    """The functions of the stack frames of the KCSAN report at line i.
+
+    Of an access made in an interrupt, only the frames up to the interrupt
+    entry (asm_sysvec_*, asm_common_interrupt, asm_exc_*): below it is the
+    code the interrupt happened to stop, which made no access."""
+    out = set()
+    interrupted = False
+    for line in lines[i + 1:i + 80]:
+        k = KMSG.search(line)
+        if not k:
+            continue
+        body = k.group(1).strip()
+        if body.startswith("====="):
+            break
+        m = re.match(r"^([A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+", body)
+        if not m:
+            interrupted = False     # the next access's stack, or the end
+            continue
+        if interrupted:
+            continue
+        out.add(fn_name(m.group(0)))
+        if re.match(r"^asm_(sysvec_|common_interrupt|exc_)", m.group(1)):
+            interrupted = True
+    return out
+
+
 def read_known_races(path):
     """config/kcsan-known-races: "a / b   # why" per line (scripts/kcsan.sh)."""
     known = {}
@@ -168,6 +201,10 @@ def main():
     ap.add_argument("--touched", metavar="FILE",
                     help="functions the series changes (one per line): a listed "
                     "race that names one of them still fails")
+    ap.add_argument("--tracing", metavar="FILE",
+                    help="the functions of kernel/trace/, one a line: an unlisted "
+                         "KCSAN report none of whose stack frames is one of them nor "
+                         "a function of --touched is a note, not a failure")
     ap.add_argument("--kcsan-selftest", action="store_true",
                     help="fail unless KCSAN's boot selftest reported all passed")
     ap.add_argument("--splats-only", action="store_true",
@@ -275,6 +312,10 @@ def main():
                 any("# ftmmap: KCSAN" in l for l in lines):
             if not any(l.rstrip().endswith("# ftmmap: KCSAN on") for l in lines):
                 problems.append("KCSAN was not turned on for the tests (no '# ftmmap: KCSAN on')")
+    tracing = set()
+    if a.tracing:
+        with open(a.tracing) as f:
+            tracing = {l.strip() for l in f if l.strip()}
     races = {}
     unlisted = []
     for i in splats:
@@ -284,8 +325,21 @@ def main():
             unlisted.append(i)
             continue
         key = race_key(m.group(2))
+        if key not in known and len(key) == 1:
+            # "race at unknown origin": one side only, the other access
+            # unseen; it is a listed race when a listed pair has this
+            # function (and the pair names nothing the series changes)
+            pairs = [k for k in known if key[0] in k and len(k) > 1 and not touched & set(k)]
+            if len(pairs) == 1:
+                key = pairs[0]
         races.setdefault(key, []).append(i)
         if key not in known:
+            frames = report_frames(lines, i) | {fn_name(f) for f in key}
+            if tracing and not frames & (tracing | touched):
+                print(f"note: KCSAN report with no tracing code in its stacks, not listed "
+                      f"(a base race outside tracing; 'make kcsan-base' lists such races): "
+                      f"{msg} at {a.log}:{i + 1}")
+                continue
             unlisted.append(i)
         elif not known[key][0] or known[key][0].startswith("TODO"):
             unlisted.append(i)
@@ -295,7 +349,8 @@ def main():
             problems.append(f"KCSAN report in code the series changes ({', '.join(sorted(touched & set(key)))}), "
                             f"listed as a base-kernel race at {known[key][1]}: {msg}")
     for key, where in races.items():
-        if key in known and not touched & set(key):
+        if key in known and not touched & set(key) and known[key][0] \
+                and not known[key][0].startswith("TODO"):
             print(f"note: known base-kernel race, {len(where)} report(s): {' / '.join(key)} "
                   f"({known[key][0]}; {known[key][1]}), first at {a.log}:{where[0] + 1}")
     splats = unlisted
