@@ -49,27 +49,6 @@ SIZES=(4 8 16 64 512)
 METHODS=(read splice-null splice-file mmap)
 start_all=$(now_s)
 
-# Debian's newest 6.12 cloud kernel: a plain bzImage that boots in QEMU.
-mainline_kernel() {
-	local dir=$BUILD/mainline pkg deb
-	if [ -n "${MAINLINE_KERNEL:-}" ]; then
-		echo "$MAINLINE_KERNEL"
-		return
-	fi
-	mkdir -p "$dir"
-	if ! ls "$dir"/x/boot/vmlinuz-* >/dev/null 2>&1; then
-		pkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb12-cloud-amd64-unsigned$' |
-			awk '{print $1}' | sort -V | tail -1)
-		[ -n "$pkg" ] || die "no linux-image-6.12 cloud package known to apt (apt-get update?)"
-		note "fetching $pkg" >&2
-		(cd "$dir" && apt-get download -q "$pkg" >/dev/null) ||
-			die "apt-get download $pkg failed"
-		deb=$(ls "$dir"/*.deb | head -1)
-		dpkg-deb -x "$deb" "$dir/x"
-	fi
-	ls "$dir"/x/boot/vmlinuz-* | sort -V | tail -1
-}
-
 # The unpatched base: a worktree of the scratch tree at "base", built with
 # the same config as ours into $OBJ/base.
 base_kernel() {
@@ -91,7 +70,7 @@ kernel[base]=$(base_kernel)
 SERIES=6.12 "$(dirname "$0")/tree.sh" --keep-work
 SERIES=6.12 "$(dirname "$0")/kernel.sh" normal
 kernel[6.12+ours]=$BUILD/obj-6.12/normal/arch/x86/boot/bzImage
-kernel[mainline]=$(mainline_kernel)
+kernel[mainline]=$(stock_612_kernel)
 
 # The boots: TAG KERNEL ARGS (comma-separated ftmmap-bench arguments)
 plan() {

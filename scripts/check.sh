@@ -5,7 +5,9 @@
 #   committed plots are those of docs/bench/results.csv) -> guest programs
 #   -> boot normal -> boot fresh -> trace-check -> boot stress (the
 #   accounting loads for minutes) -> the 6.12 series: tree, apply,
-#   checkpatch, kernel, bisect, guest, boot, PREEMPT_RT kernel and boot
+#   checkpatch, kernel, bisect, guest, boot, Debian's stock 6.12 kernel
+#   with the consumer tool's tests and trace-check, PREEMPT_RT kernel and
+#   boot
 #   -> arm64 kernel, guest programs, boot -> debug kernel -> boot debug
 #   -> KCSAN kernel and boot (scripts/kcsan.sh) -> verdict
 #
@@ -104,10 +106,12 @@ counted_stage "boot fresh" "$LOGS/fresh-check.counts" env RUN_NAME=fresh ONLY=fr
 # The consumer tool against Debian's trace-cmd report (scripts/trace-check.sh)
 counted_stage trace-check "$LOGS/trace-check.counts" "$S/trace-check.sh"
 # The accounting loads (one writer and one consumer per CPU, GET_READER
-# alone, then alternating read() and GET_READER) for minutes on 4 vCPUs:
-# every event produced is consumed or reported lost, per CPU and page.
+# alone for 45 s, then alternating read() and GET_READER for two minutes)
+# on 4 vCPUs: every event produced is consumed or reported lost, per CPU
+# and page.
 counted_stage "boot stress" "$LOGS/stress-check.counts" env RUN_NAME=stress \
-	ONLY=tests/rb_accounting APPEND="RB_LOAD_MS=${STRESS_LOAD_MS:-120000}" \
+	ONLY=tests/rb_accounting \
+	APPEND="RB_LOAD_MS=${STRESS_LOAD_MS:-45000} RB_MIX_MS=${STRESS_MIX_MS:-120000}" \
 	"$S/boot.sh" normal check
 stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
 stage series-6.12 series_612
@@ -115,6 +119,18 @@ stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
 stage bisect-6.12 env SERIES=6.12 "$S/bisect.sh" --skip-head
 stage tests-6.12 tests_612
 boot_stage normal 6.12
+# The consumer tool on mainline's own mapping: Debian's stock 6.12 kernel
+# (linux-image-6.12.*-cloud-amd64, fetched with apt) boots the 6.12
+# guest and runs the tool's tests (user/tests/ftmmap_test.sh) alone.
+stock_612_boot() {
+	local kernel
+	kernel=$(stock_612_kernel) || return
+	SERIES=6.12 KERNEL=$kernel RUN_NAME=stock ONLY=tests/ftmmap ALLOW_NO_TESTS=1 \
+		"$S/boot.sh" normal check
+}
+counted_stage "boot stock 6.12" "$BUILD/logs-6.12/stock-check.counts" stock_612_boot
+# and trace-check.sh's comparison with trace-cmd report on that kernel
+counted_stage "trace-check stock" "$LOGS/trace-check-stock.counts" "$S/trace-check.sh" --stock
 # PREEMPT_RT with lockdep for the mainline series (config/rt.config)
 stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
 boot_stage rt 6.12

@@ -240,6 +240,31 @@ ksft_install() {
 }
 
 # Seconds since the epoch, and a duration as "Mm SSs".
+# stock_612_kernel: the path of Debian's newest 6.12 cloud kernel (a plain
+# bzImage that boots in QEMU, with mainline's own ring-buffer mapping),
+# fetched with apt-get download into $BUILD/mainline once; MAINLINE_KERNEL
+# names another one instead.
+stock_612_kernel() {
+	local dir=$BUILD/mainline pkg deb
+	if [ -n "${MAINLINE_KERNEL:-}" ]; then
+		echo "$MAINLINE_KERNEL"
+		return
+	fi
+	mkdir -p "$dir"
+	if ! ls "$dir"/x/boot/vmlinuz-* >/dev/null 2>&1; then
+		pkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb12-cloud-amd64-unsigned$' |
+			awk '{print $1}' | sort -V | tail -1)
+		[ -n "$pkg" ] || die "no linux-image-6.12 cloud package known to apt (apt-get update?)"
+		note "fetching $pkg" >&2
+		rm -rf "$dir"/*.deb "$dir/x"
+		(cd "$dir" && apt-get download -q "$pkg" >/dev/null) ||
+			die "apt-get download $pkg failed"
+		deb=$(ls "$dir"/*.deb | head -1)
+		dpkg-deb -x "$deb" "$dir/x"
+	fi
+	ls "$dir"/x/boot/vmlinuz-* | sort -V | tail -1
+}
+
 now_s() { date +%s; }
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 

@@ -90,8 +90,12 @@ progs=$(sed -n 's/^ring-buffer:\(.*\)$/\1/p' "$inst/kselftest-list.txt")
 args=
 sed -i '/^ring-buffer-6\.1\//d' "$GUEST/tests.list"
 # The consumer tool's tests (user/tests/ftmmap*) check the tool, which is
-# the 6.1 product's: the 6.1 guests run them. This guest checks the series.
-sed -i '/^tests\/ftmmap/d' "$GUEST/tests.list"
+# the 6.1 product's: the 6.1 guests run them, and with this initramfs
+# Debian's stock 6.12 kernel does (make check's stage "boot stock 6.12":
+# the tool on mainline's own mapping, lost counts in the headers only).
+# This guest's own boot checks the series: they run only when named
+# (ftmmap.only), like tests/fresh_*.
+sed -i 's/^tests\/ftmmap/?&/' "$GUEST/tests.list"
 for p in $progs; do
 	printf '#!/bin/sh\nexec ./%s%s\n' "$p" "$args" >"$dest/$p.sh"
 	chmod 755 "$dest/$p.sh"

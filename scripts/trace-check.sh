@@ -2,7 +2,12 @@
 # ftmmap against trace-cmd: a known workload recorded in the patched guest
 # with "ftmmap record", read on the host with Debian's "trace-cmd report".
 #
-#   trace-check.sh
+#   trace-check.sh [--stock]
+#
+# --stock: the same guest on Debian's stock 6.12 kernel (mainline's own
+# mapping: losses in the sub-buffer headers only), whose virtio disk driver,
+# a module of its package, comes in an archive after the initramfs; results
+# in trace-check-stock/, counts in trace-check-stock.counts.
 #
 # The guest (ftmmap.mode=trace, scripts/trace.sh --job) runs, on every CPU,
 # a task pinned there (taskset) that writes MARKERS markers "ftmmap-check
@@ -47,13 +52,38 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 set_flavour normal
 
+name=trace-check
+case ${1:-} in
+'') ;;
+--stock) name=trace-check-stock ;;
+*) die "usage: $0 [--stock]" ;;
+esac
 MARKERS=${MARKERS:-200}
 LOSSY=${LOSSY:-4000}
-res=${TRACE_CHECK_RESULTS:-$BUILD/trace-check}
-counts=$LOGS/trace-check.counts
+res=${TRACE_CHECK_RESULTS:-$BUILD/$name}
+counts=$LOGS/$name.counts
 mkdir -p "$LOGS"
 rm -f "$counts"
 command -v trace-cmd >/dev/null || die "trace-cmd is missing: run 'make deps'"
+
+if [ "$name" = trace-check-stock ] && [ -z "${TRACE_CHECK_RESULTS:-}" ]; then
+	KERNEL=$(stock_612_kernel)
+	mods=$(dirname "$(dirname "$KERNEL")")/lib/modules
+	ko=$(find "$mods" -name 'virtio_blk.ko*' | head -1)
+	[ -n "$ko" ] || die "no virtio_blk module in ${mods#"$TOP"/}"
+	extra=$BUILD/$name-modules
+	rm -rf "$extra"
+	mkdir -p "$extra"
+	case $ko in
+	*.xz) xz -dc "$ko" >"$extra/virtio_blk.ko" ;;
+	*) cp "$ko" "$extra/virtio_blk.ko" ;;
+	esac
+	printf '%s\n' 'dir /lib 755 0 0' 'dir /lib/modules 755 0 0' 'dir /lib/modules/ftmmap 755 0 0' \
+		"file /lib/modules/ftmmap/virtio_blk.ko $extra/virtio_blk.ko 644 0 0" >"$extra/list"
+	"$BUILD/tools/gen_init_cpio" "$extra/list" >"$extra/modules.cpio" ||
+		die "cannot pack the virtio_blk module (run 'make initramfs' first: gen_init_cpio)"
+	export KERNEL INITRD_EXTRA=$extra/modules.cpio RUN_NAME=stock TRACE_WORK=$BUILD/trace-stock
+fi
 
 if [ -z "${TRACE_CHECK_RESULTS:-}" ]; then
 	job=$(mktemp -d)
@@ -120,9 +150,9 @@ one lossy record -M 1 -b 16 -e ftrace:print -o $OUT/lossy.dat -- sh $J/markers.s
 EOF
 	printf 'MARKERS=%s\nLOSSY=%s\n' "$MARKERS" "$LOSSY" | cat - "$job/run.sh" >"$job/run.sh.new"
 	mv "$job/run.sh.new" "$job/run.sh"
-	say "trace-check: $MARKERS markers per CPU, ftmmap record/stream/--read in the guest, trace-cmd report here"
-	TRACE_LOG=trace-check "$(dirname "$0")/trace.sh" --job "$job" "$res" ||
-		warn "the guest run reported a problem (see ${LOGS#"$TOP"/}/trace-check.log)"
+	say "trace-check${KERNEL:+ on ${KERNEL##*/}}: $MARKERS markers per CPU, ftmmap record/stream/--read in the guest, trace-cmd report here"
+	TRACE_LOG=$name "$(dirname "$0")/trace.sh" --job "$job" "$res" ||
+		warn "the guest run reported a problem (see ${LOGS#"$TOP"/}/$name.log)"
 fi
 
 python3 - "$res" "$counts" <<'EOF'
