@@ -658,16 +658,19 @@ fi
 
 # 41: a COMMAND that ignores SIGTERM does not keep the tool from ending:
 # Ctrl-C, then SIGKILL for the command 2 s later (the time limit of 30 s
-# keeps a tool that waits for the command from holding the guest)
-timeout 30 $FTMMAP stream -e ftrace:print -- sh -c 'trap "" TERM; sleep 20' \
+# keeps a tool that waits for the command from holding the guest). The
+# Ctrl-C comes once the command ignores SIGTERM (it says so in a file):
+# before, the command would end on SIGTERM and there would be nothing
+# to check.
+rm -f "$W/term.started"
+timeout 30 $FTMMAP stream -e ftrace:print -- sh -c "trap '' TERM; : >$W/term.started; sleep 20" \
 	>/dev/null 2>"$W/term.err" &
 pid=$!
 i=0
-while [ $i -lt 100 ] && ! ls -l /proc/$pid/fd 2>/dev/null | grep -q trace_pipe_raw; do
+while [ $i -lt 100 ] && [ ! -e "$W/term.started" ]; do
 	usleep 100000
 	i=$((i + 1))
 done
-usleep 500000
 t0=$(date +%s)
 kill -INT $pid 2>/dev/null
 wait $pid
