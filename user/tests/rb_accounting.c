@@ -68,8 +68,9 @@
 #define NR_MARKERS	20000	/* header_count: laps the buffer many times */
 /*
  * How long the writers of a load test run: LOAD_MS, or RB_LOAD_MS from the
- * environment (the stress stage runs the mix for minutes). A consumer
- * must have drained DRAIN_MS after that.
+ * environment, and for the mixed readers RB_MIX_MS if set (the stress
+ * stage runs the mix for minutes). A consumer must have drained DRAIN_MS
+ * after that.
  */
 #define LOAD_MS		3000
 #define LOAD_MS_MAX	300000
@@ -114,9 +115,9 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static int load_ms(void)
+static int load_ms(bool mixed)
 {
-	const char *env = getenv("RB_LOAD_MS");
+	const char *env = mixed && getenv("RB_MIX_MS") ? getenv("RB_MIX_MS") : getenv("RB_LOAD_MS");
 	long ms = env ? strtol(env, NULL, 10) : 0;
 
 	return ms > 0 && ms <= LOAD_MS_MAX ? ms : LOAD_MS;
@@ -559,7 +560,9 @@ static void wait_data(struct cpu_reader *r)
 static void *consume(void *arg)
 {
 	struct cpu_reader *r = arg;
-	long long deadline = now_ms() + load_ms() + DRAIN_MS;
+	/* A bound for either kind of load */
+	int load = load_ms(false) > load_ms(true) ? load_ms(false) : load_ms(true);
+	long long deadline = now_ms() + load + DRAIN_MS;
 	unsigned int steps = 0, idle = 0;
 	bool use_read = false;
 	bool done;
@@ -973,7 +976,7 @@ static void run_load(struct __test_metadata *_metadata,
 		     rb_data *self, bool mixed)
 {
 	load_start(_metadata, self, mixed);
-	sleep_ms(load_ms());
+	sleep_ms(load_ms(mixed));
 	load_stop(self->load);
 	load_check(_metadata, self->load);
 }
