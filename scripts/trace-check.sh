@@ -33,6 +33,9 @@
 #   - stream's and stream --read's marker lines are trace-cmd's marker lines
 #     of rec (other runs: the pids and time stamps differ, so lines are
 #     compared without them; see compare() below);
+#   - irqsys (record --print of the irq events and the write() system
+#     call's, one CPU online) prints the lines of trace-cmd report but
+#     for the comm of the task column;
 #   - plug (record --print of hrtimer events, one CPU online) prints the
 #     lines of trace-cmd report, whose plugins (libtraceevent1-plugin)
 #     format those events, but for the comm of the task column;
@@ -136,6 +139,10 @@ for d in /sys/devices/system/cpu/cpu[1-9]*; do
 done
 one plug record --print -e timer:hrtimer_start -e timer:hrtimer_expire_entry -e ftrace:print -e sched:sched_switch -e sched:sched_wakeup \
 	-o $OUT/plug.dat -- sh $J/markers.sh 20 0
+# Interrupts (irq: hardirq and softirq events) and system calls (the
+# markers' write()s), their lines too
+one irqsys record --print -e irq -e syscalls:sys_enter_write -e syscalls:sys_exit_write -e ftrace:print \
+	-o $OUT/irqsys.dat -- sh $J/markers.sh 20 0
 # The tracers patch code too: function (-l: a few functions) and
 # function_graph (-g), with their lines
 one func record --print -p function -l 'hrtimer_*' -l do_nanosleep -e ftrace:print \
@@ -381,6 +388,23 @@ if params is not None:
                   "trace-cmd report's, plugins included, but for the comm of the task column",
                   "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
                   f"{len(a)} vs {len(b)} lines, {nhr} hrtimer lines")
+
+    # Interrupt and system call events: the lines of trace-cmd report
+    if ran("irqsys"):
+        text, err = report("irqsys")
+        if text is None:
+            check(False, "irqsys: trace-cmd report opens the file", err)
+        else:
+            a = [l for l in (read("irqsys.out") or "").splitlines() if l.strip()]
+            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
+            nirq = sum(1 for l in a if re.search(r" (irq_handler|softirq)_\w+: ", l))
+            nsys = sum(1 for l in a if re.search(r" sys_(enter|exit)_write: ", l))
+            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
+            check(nirq > 0 and nsys > 0 and len(a) == len(b) and not diff,
+                  f"record --print of irq and syscall events: its {len(a)} lines ({nirq} irq, "
+                  f"{nsys} syscall ones) are trace-cmd report's, but for the comm of the task column",
+                  "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
+                  f"{len(a)} vs {len(b)} lines, {nirq} irq lines, {nsys} syscall lines")
 
     # The function tracer, limited by -l: the lines of trace-cmd report
     if ran("func"):
