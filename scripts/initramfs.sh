@@ -11,7 +11,8 @@
 #                          dynamic loader where Debian has them (/lib/TRIPLET,
 #                          /usr/lib/TRIPLET, the loader's own path), and
 #                          libtraceevent's plugins (/usr/lib/TRIPLET/traceevent/
-#                          plugins, libtraceevent1-plugin)
+#                          plugins, libtraceevent1-plugin), and x86_64: libtracecmd
+#                          (libtracecmd1), which ftmmap loads with dlopen()
 #   /opt/trace-cmd/        x86_64: Debian's trace-cmd (for bench-tools.sh), with
 #                          its shared libraries and dynamic loader in lib/;
 #                          run it as /opt/trace-cmd/trace-cmd.
@@ -96,6 +97,14 @@ if [ -e "$stage/usr/bin/ftmmap" ]; then
 		mkdir -p "$stage$plugins"
 		cp -L "$plugins"/*.so "$stage$plugins/"
 		ship_libs "$stage$plugins"/*.so
+		# libtracecmd, which ftmmap loads with dlopen() to print a
+		# function_graph recording as trace-cmd report does (x86_64
+		# only: Debian has no arm64 one beside the amd64 one)
+		tcl=/usr/lib/$triplet/libtracecmd.so.1
+		if [ -e "$tcl" ]; then
+			cp -L "$tcl" "$stage/lib/$triplet/"
+			ship_libs "$stage/lib/$triplet/libtracecmd.so.1"
+		fi
 	fi
 fi
 

@@ -221,7 +221,8 @@ static void usage(FILE *f)
 	      "  --instance NAME  trace the existing instance NAME, not the top level\n"
 	      "  --cpus LIST      only these CPUs, e.g. 0,2-3 (default: all)\n"
 	      "  --subbuf-kb KB   sub-buffer size in KB: a power of two, a page to 512 pages\n"
-	      "  --print          record: also print the events, as stream does\n"
+	      "  --print          record: also print the events, as stream does (with\n"
+	      "                   -p function_graph: once recorded, through libtracecmd)\n"
 	      "  --read           read() trace_pipe_raw instead of mapping it\n"
 	      "  -d SECONDS       stats: stop after SECONDS (default: at Ctrl-C)\n"
 	      "  --map            stats: map the meta-pages (a buffer cannot be resized while\n"
@@ -1544,12 +1545,27 @@ static int capture(struct options *opt)
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct timespec flush_wait = { 0, FLUSH_WAIT_MS * 1000000L };
 	struct timespec now, others_at = { };
-	bool print, exited = false;
-	int cpu, nfds = 0, status, ret = 0, dat_err;
+	bool print, graph_from_file = false, exited = false;
+	int cpu, nfds = 0, status, ret = 0, dat_err = 0;
 	size_t subbuf_size = 0;
 
 	print = !strcmp(opt->cmd, "stream") || opt->print;
 	validate(&s);
+	/*
+	 * record --print of the function_graph tracer: trace-cmd report puts
+	 * a leaf function's entry and exit on one line, which libtracecmd's
+	 * graph printer decides by reading ahead in the file. With libtracecmd
+	 * here, the lines are printed from the finished file, as trace-cmd
+	 * report prints them (print_file()); without it, each event as it
+	 * comes.
+	 */
+	if (opt->print && opt->tracer && !strcmp(opt->tracer, "function_graph")) {
+		graph_from_file = print_file_available();
+		if (graph_from_file)
+			print = false;
+		else
+			error(0, "no libtracecmd (libtracecmd.so.1): the function_graph events print one a line, not joined into trace-cmd report's graph");
+	}
 
 	/*
 	 * Signals arrive only while waiting (ppoll), never in the middle.
@@ -1676,6 +1692,10 @@ static int capture(struct options *opt)
 	}
 	if (restore(&s))
 		ret = 1;
+	if (graph_from_file && !dat_err && print_file(opt->output, stdout) && errno != EPIPE) {
+		error(0, "cannot print %s: %s", opt->output, strerror(errno));
+		ret = 1;
+	}
 	if (pr && printer_error(pr) && printer_error(pr) != EPIPE) {
 		/* A closed pipe (| head) is a way to stop; a full disk is not */
 		error(0, "cannot write the events to stdout: %s", strerror(printer_error(pr)));

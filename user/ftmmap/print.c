@@ -16,6 +16,7 @@
  * merges the CPUs of a file.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -122,37 +123,44 @@ static void load_cmdlines(struct tep_handle *tep)
 }
 
 /* The line of trace-cmd report 3.1.6 (trace-read.c: trace_show_data()) */
-static void print_record(struct printer *pr, int cpu, struct pending *p)
+static void print_line(struct tep_handle *tep, struct trace_seq *s, FILE *out,
+		       struct tep_record *rec)
 {
 	static const char spaces[] = "                    ";	/* 20 */
-	struct tep_record rec = {
-		.ts = p->ts, .cpu = cpu, .size = p->size, .data = p->data,
-		.missed_events = p->missed,
-	};
-	struct trace_seq *s = &pr->seq;
 	struct tep_event *event;
 	const char *name;
 	int len;
 
 	trace_seq_reset(s);
-	if (p->missed > 0)
-		trace_seq_printf(s, "CPU:%d [%lld EVENTS DROPPED]\n", cpu, p->missed);
-	else if (p->missed < 0)
-		trace_seq_printf(s, "CPU:%d [EVENTS DROPPED]\n", cpu);
-	tep_print_event(pr->tep, s, &rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
+	if (rec->missed_events > 0)
+		trace_seq_printf(s, "CPU:%d [%lld EVENTS DROPPED]\n", rec->cpu,
+				 (long long)rec->missed_events);
+	else if (rec->missed_events < 0)
+		trace_seq_printf(s, "CPU:%d [EVENTS DROPPED]\n", rec->cpu);
+	tep_print_event(tep, s, rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
 			TEP_PRINT_CPU);
-	tep_print_event(pr->tep, s, &rec, " %6.1000d:", TEP_PRINT_TIME);
-	event = tep_find_event_by_record(pr->tep, &rec);
+	tep_print_event(tep, s, rec, " %6.1000d:", TEP_PRINT_TIME);
+	event = tep_find_event_by_record(tep, rec);
 	name = event ? event->name : "(NULL)";
 	trace_seq_printf(s, " %s: ", name);
 	len = strlen(name);
 	if (len < 20)
 		trace_seq_printf(s, "%.*s", 20 - len, spaces);
-	tep_print_event(pr->tep, s, &rec, "%s", TEP_PRINT_INFO);
+	tep_print_event(tep, s, rec, "%s", TEP_PRINT_INFO);
 	if (s->len && s->buffer[s->len - 1] == '\n')
 		s->len--;
 	trace_seq_terminate(s);
-	fprintf(pr->out, "%s\n", s->buffer);
+	fprintf(out, "%s\n", s->buffer);
+}
+
+static void print_record(struct printer *pr, int cpu, struct pending *p)
+{
+	struct tep_record rec = {
+		.ts = p->ts, .cpu = cpu, .size = p->size, .data = p->data,
+		.missed_events = p->missed,
+	};
+
+	print_line(pr->tep, &pr->seq, pr->out, &rec);
 }
 
 /* Print, in time order, the queued events up to @limit (all if @all) */
@@ -316,4 +324,99 @@ void printer_free(struct printer *pr)
 		tep_free(pr->tep);
 	trace_seq_destroy(&pr->seq);
 	free(pr);
+}
+
+/*
+ * A finished trace.dat file printed through libtracecmd, as trace-cmd
+ * report prints it. libtracecmd's function_graph handlers put a leaf
+ * function's entry and exit on one line ("func();" with its duration):
+ * they look ahead in the file for the exit (tracecmd_peek_next_data() on
+ * the input handle that tracecmd_read_data() last used), which events
+ * read from the ring-buffer do not come with. libtracecmd is loaded with
+ * dlopen(): a system without it (the arm64 guest: Debian's libtracecmd1 is
+ * not Multi-Arch: same) still runs the tool, and prints each event.
+ */
+struct tracecmd_input;
+
+struct tracecmd_lib {
+	void *dl;
+	struct tracecmd_input *(*open)(const char *file, int flags);
+	struct tep_handle *(*get_tep)(struct tracecmd_input *handle);
+	struct tep_record *(*read_next)(struct tracecmd_input *handle, int *cpu);
+	void (*free_record)(struct tep_record *record);
+	void (*close)(struct tracecmd_input *handle);
+};
+
+static bool tracecmd_lib_load(struct tracecmd_lib *lib)
+{
+	lib->dl = dlopen("libtracecmd.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib->dl)
+		return false;
+	lib->open = dlsym(lib->dl, "tracecmd_open");
+	lib->get_tep = dlsym(lib->dl, "tracecmd_get_tep");
+	lib->read_next = dlsym(lib->dl, "tracecmd_read_next_data");
+	lib->free_record = dlsym(lib->dl, "tracecmd_free_record");
+	lib->close = dlsym(lib->dl, "tracecmd_close");
+	if (lib->open && lib->get_tep && lib->read_next && lib->free_record && lib->close)
+		return true;
+	dlclose(lib->dl);
+	return false;
+}
+
+/**
+ * print_file_available - whether print_file() can print here
+ *
+ * Return: true if libtracecmd (libtracecmd.so.1) can be loaded.
+ */
+bool print_file_available(void)
+{
+	struct tracecmd_lib lib;
+
+	if (!tracecmd_lib_load(&lib))
+		return false;
+	dlclose(lib.dl);
+	return true;
+}
+
+/**
+ * print_file - print the events of a trace.dat file as trace-cmd report
+ * @file:	the file
+ * @out:	where to print
+ *
+ * Return: 0, or -1 with errno set (ENOENT: no libtracecmd; EIO: the file
+ * does not open, or @out cannot be written).
+ */
+int print_file(const char *file, FILE *out)
+{
+	struct tracecmd_input *handle;
+	struct tracecmd_lib lib;
+	struct tep_record *rec;
+	struct tep_handle *tep;
+	struct trace_seq s;
+	int cpu, ret = 0;
+
+	if (!tracecmd_lib_load(&lib)) {
+		errno = ENOENT;
+		return -1;
+	}
+	handle = lib.open(file, 0);
+	if (!handle) {
+		dlclose(lib.dl);
+		errno = EIO;
+		return -1;
+	}
+	tep = lib.get_tep(handle);
+	trace_seq_init(&s);
+	while ((rec = lib.read_next(handle, &cpu))) {
+		print_line(tep, &s, out, rec);
+		lib.free_record(rec);
+	}
+	trace_seq_destroy(&s);
+	lib.close(handle);
+	dlclose(lib.dl);
+	if (fflush(out) || ferror(out)) {
+		errno = errno ? errno : EIO;
+		ret = -1;
+	}
+	return ret;
 }

@@ -7,6 +7,10 @@
  *   printer_round(pr);                             (prints what is safe)
  *   ...
  *   printer_flush(pr);                             (prints the rest)
+ *
+ * or, for a finished trace.dat file (through libtracecmd, if present):
+ *
+ *   print_file(file, stdout);
  */
 #ifndef FTMMAP_PRINT_H
 #define FTMMAP_PRINT_H
@@ -25,5 +29,8 @@ bool printer_pending(const struct printer *pr);
 void printer_flush(struct printer *pr);
 int printer_error(const struct printer *pr);
 void printer_free(struct printer *pr);
+
+bool print_file_available(void);
+int print_file(const char *file, FILE *out);
 
 #endif /* FTMMAP_PRINT_H */
