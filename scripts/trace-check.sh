@@ -341,6 +341,27 @@ def compare(label, name, ref_events):
 task = lambda l: re.sub(r"^\s*.*?-(\d+)(\s+\[\d{3}\])", r"\1\2", l)
 
 
+def printed_lines(name):
+    """A record --print run: the lines it printed, trace-cmd report's of
+    its file, and the pairs that differ but for the comm of the task
+    column; None (and a failed check) when trace-cmd cannot read the file,
+    or when the run did not happen."""
+    if not ran(name):
+        return None
+    text, err = report(name)
+    if text is None:
+        check(False, f"{name}: trace-cmd report opens the file", err)
+        return None
+    a = [l for l in (read(f"{name}.out") or "").splitlines() if l.strip()]
+    b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
+    return a, b, [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
+
+
+def show(diff):
+    """The first differing lines, for a failed check's message"""
+    return "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3])
+
+
 if params is not None:
     rec = check_recording("rec", "record")
 
@@ -374,75 +395,54 @@ if params is not None:
     check_recording("rread", "record --read")
 
     # Events that trace-cmd report prints through a plugin (hrtimer)
-    if ran("plug"):
-        text, err = report("plug")
-        if text is None:
-            check(False, "plug: trace-cmd report opens the file", err)
-        else:
-            a = [l for l in (read("plug.out") or "").splitlines() if l.strip()]
-            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
-            nhr = sum(1 for l in a if re.search(r" hrtimer_(start|expire_entry): ", l))
-            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
-            check(nhr > 0 and len(a) == len(b) and not diff,
-                  f"record --print of hrtimer events: its {len(a)} lines ({nhr} hrtimer ones) are "
-                  "trace-cmd report's, plugins included, but for the comm of the task column",
-                  "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
-                  f"{len(a)} vs {len(b)} lines, {nhr} hrtimer lines")
+    lines = printed_lines("plug")
+    if lines:
+        a, b, diff = lines
+        nhr = sum(1 for l in a if re.search(r" hrtimer_(start|expire_entry): ", l))
+        check(nhr > 0 and len(a) == len(b) and not diff,
+              f"record --print of hrtimer events: its {len(a)} lines ({nhr} hrtimer ones) are "
+              "trace-cmd report's, plugins included, but for the comm of the task column",
+              show(diff) or f"{len(a)} vs {len(b)} lines, {nhr} hrtimer lines")
 
     # Interrupt and system call events: the lines of trace-cmd report
-    if ran("irqsys"):
-        text, err = report("irqsys")
-        if text is None:
-            check(False, "irqsys: trace-cmd report opens the file", err)
-        else:
-            a = [l for l in (read("irqsys.out") or "").splitlines() if l.strip()]
-            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
-            nirq = sum(1 for l in a if re.search(r" (irq_handler|softirq)_\w+: ", l))
-            nsys = sum(1 for l in a if re.search(r" sys_(enter|exit)_write: ", l))
-            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
-            check(nirq > 0 and nsys > 0 and len(a) == len(b) and not diff,
-                  f"record --print of irq and syscall events: its {len(a)} lines ({nirq} irq, "
-                  f"{nsys} syscall ones) are trace-cmd report's, but for the comm of the task column",
-                  "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
-                  f"{len(a)} vs {len(b)} lines, {nirq} irq lines, {nsys} syscall lines")
+    lines = printed_lines("irqsys")
+    if lines:
+        a, b, diff = lines
+        nirq = sum(1 for l in a if re.search(r" (irq_handler|softirq)_\w+: ", l))
+        nsys = sum(1 for l in a if re.search(r" sys_(enter|exit)_write: ", l))
+        check(nirq > 0 and nsys > 0 and len(a) == len(b) and not diff,
+              f"record --print of irq and syscall events: its {len(a)} lines ({nirq} irq, "
+              f"{nsys} syscall ones) are trace-cmd report's, but for the comm of the task column",
+              show(diff) or f"{len(a)} vs {len(b)} lines, {nirq} irq lines, {nsys} syscall lines")
 
     # The function tracer, limited by -l: the lines of trace-cmd report
-    if ran("func"):
-        text, err = report("func")
-        if text is None:
-            check(False, "func: trace-cmd report opens the file", err)
-        else:
-            a = [l for l in (read("func.out") or "").splitlines() if l.strip()]
-            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
-            nfn = sum(1 for l in a if " function: " in l)
-            odd = [l for l in a if " function: " in l and
-                   not re.search(r" function: +(hrtimer_|do_nanosleep)", l)]
-            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
-            check(nfn > 0 and not odd and len(a) == len(b) and not diff,
-                  f"record --print -p function -l: its {len(a)} lines ({nfn} function ones, "
-                  "of the -l functions only) are trace-cmd report's, but for the comm of the task column",
-                  "\n".join(odd[:3] + [f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]]) or
-                  f"{len(a)} vs {len(b)} lines, {nfn} function lines")
-    if ran("graph"):
-        text, err = report("graph")
-        if text is None:
-            check(False, "graph: trace-cmd report opens the file", err)
-        else:
-            # record --print of function_graph prints the finished file
-            # through libtracecmd, whose graph printer joins a leaf
-            # function's entry and exit into one line ("f();" with its
-            # duration), as trace-cmd report does: the same lines
-            a = [l for l in (read("graph.out") or "").splitlines() if l.strip()]
-            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
-            ng = sum(1 for l in a if " funcgraph_" in l)
-            leaf = sum(1 for l in a if re.search(r" funcgraph_entry: .*\|\s+\w+\(\);$", l))
-            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
-            check(ng > 0 and leaf > 0 and len(a) == len(b) and not diff and "UNKNOWN" not in text,
-                  f"record --print -p function_graph -g: its {len(a)} lines ({ng} graph ones, "
-                  f"{leaf} leaf calls) are trace-cmd report's, but for the comm of the task column",
-                  "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
-                  f"{len(a)} vs {len(b)} lines, {ng} graph lines, {leaf} leaf lines" +
-                  ("\n" + (read("graph.err") or "") if not a else ""))
+    lines = printed_lines("func")
+    if lines:
+        a, b, diff = lines
+        nfn = sum(1 for l in a if " function: " in l)
+        odd = [l for l in a if " function: " in l and
+               not re.search(r" function: +(hrtimer_|do_nanosleep)", l)]
+        check(nfn > 0 and not odd and len(a) == len(b) and not diff,
+              f"record --print -p function -l: its {len(a)} lines ({nfn} function ones, "
+              "of the -l functions only) are trace-cmd report's, but for the comm of the task column",
+              "\n".join(odd[:3] + [show(diff)]).strip() or
+              f"{len(a)} vs {len(b)} lines, {nfn} function lines")
+
+    # record --print of function_graph prints the finished file through
+    # libtracecmd, whose graph printer joins a leaf function's entry and
+    # exit into one line ("f();" with its duration), as trace-cmd report
+    # does: the same lines
+    lines = printed_lines("graph")
+    if lines:
+        a, b, diff = lines
+        ng = sum(1 for l in a if " funcgraph_" in l)
+        leaf = sum(1 for l in a if re.search(r" funcgraph_entry: .*\|\s+\w+\(\);$", l))
+        check(ng > 0 and leaf > 0 and len(a) == len(b) and not diff and
+              not any("UNKNOWN" in l for l in b),
+              f"record --print -p function_graph -g: its {len(a)} lines ({ng} graph ones, "
+              f"{leaf} leaf calls) are trace-cmd report's, but for the comm of the task column",
+              show(diff) or f"{len(a)} vs {len(b)} lines, {ng} graph lines, {leaf} leaf lines" +
+              ("\n" + (read("graph.err") or "") if not a else ""))
 
     # The lossy run: CPU 0 only, markers only.
     if ran("lossy"):
