@@ -239,7 +239,6 @@ ksft_install() {
 		KSFT_INSTALL_PATH="$3" install
 }
 
-# Seconds since the epoch, and a duration as "Mm SSs".
 # stock_612_kernel: the path of Debian's newest 6.12 cloud kernel (a plain
 # bzImage that boots in QEMU, with mainline's own ring-buffer mapping),
 # fetched with apt-get download into $BUILD/mainline once; MAINLINE_KERNEL
@@ -265,6 +264,7 @@ stock_612_kernel() {
 	ls "$dir"/x/boot/vmlinuz-* | sort -V | tail -1
 }
 
+# Seconds since the epoch, and a duration as "Mm SSs".
 now_s() { date +%s; }
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 

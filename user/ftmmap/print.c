@@ -338,44 +338,42 @@ void printer_free(struct printer *pr)
  */
 struct tracecmd_input;
 
-struct tracecmd_lib {
-	void *dl;
+/* libtracecmd's calls, once loaded: open is NULL if it cannot be */
+static struct {
+	bool tried;
 	struct tracecmd_input *(*open)(const char *file, int flags);
 	struct tep_handle *(*get_tep)(struct tracecmd_input *handle);
 	struct tep_record *(*read_next)(struct tracecmd_input *handle, int *cpu);
 	void (*free_record)(struct tep_record *record);
 	void (*close)(struct tracecmd_input *handle);
-};
-
-static bool tracecmd_lib_load(struct tracecmd_lib *lib)
-{
-	lib->dl = dlopen("libtracecmd.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib->dl)
-		return false;
-	lib->open = dlsym(lib->dl, "tracecmd_open");
-	lib->get_tep = dlsym(lib->dl, "tracecmd_get_tep");
-	lib->read_next = dlsym(lib->dl, "tracecmd_read_next_data");
-	lib->free_record = dlsym(lib->dl, "tracecmd_free_record");
-	lib->close = dlsym(lib->dl, "tracecmd_close");
-	if (lib->open && lib->get_tep && lib->read_next && lib->free_record && lib->close)
-		return true;
-	dlclose(lib->dl);
-	return false;
-}
+} tcl;
 
 /**
  * print_file_available - whether print_file() can print here
  *
- * Return: true if libtracecmd (libtracecmd.so.1) can be loaded.
+ * Loads libtracecmd (libtracecmd.so.1) the first time; it stays loaded.
+ *
+ * Return: true if it could be loaded, with every call print_file() uses.
  */
 bool print_file_available(void)
 {
-	struct tracecmd_lib lib;
+	void *dl;
 
-	if (!tracecmd_lib_load(&lib))
+	if (tcl.tried)
+		return tcl.open != NULL;
+	tcl.tried = true;
+	dl = dlopen("libtracecmd.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!dl)
 		return false;
-	dlclose(lib.dl);
-	return true;
+	tcl.get_tep = dlsym(dl, "tracecmd_get_tep");
+	tcl.read_next = dlsym(dl, "tracecmd_read_next_data");
+	tcl.free_record = dlsym(dl, "tracecmd_free_record");
+	tcl.close = dlsym(dl, "tracecmd_close");
+	if (tcl.get_tep && tcl.read_next && tcl.free_record && tcl.close)
+		tcl.open = dlsym(dl, "tracecmd_open");
+	if (!tcl.open)
+		dlclose(dl);
+	return tcl.open != NULL;
 }
 
 /**
@@ -389,34 +387,31 @@ bool print_file_available(void)
 int print_file(const char *file, FILE *out)
 {
 	struct tracecmd_input *handle;
-	struct tracecmd_lib lib;
 	struct tep_record *rec;
 	struct tep_handle *tep;
 	struct trace_seq s;
-	int cpu, ret = 0;
+	int cpu;
 
-	if (!tracecmd_lib_load(&lib)) {
+	if (!print_file_available()) {
 		errno = ENOENT;
 		return -1;
 	}
-	handle = lib.open(file, 0);
+	handle = tcl.open(file, 0);
 	if (!handle) {
-		dlclose(lib.dl);
 		errno = EIO;
 		return -1;
 	}
-	tep = lib.get_tep(handle);
+	tep = tcl.get_tep(handle);
 	trace_seq_init(&s);
-	while ((rec = lib.read_next(handle, &cpu))) {
+	while ((rec = tcl.read_next(handle, &cpu))) {
 		print_line(tep, &s, out, rec);
-		lib.free_record(rec);
+		tcl.free_record(rec);
 	}
 	trace_seq_destroy(&s);
-	lib.close(handle);
-	dlclose(lib.dl);
+	tcl.close(handle);
 	if (fflush(out) || ferror(out)) {
 		errno = errno ? errno : EIO;
-		ret = -1;
+		return -1;
 	}
-	return ret;
+	return 0;
 }
