@@ -142,7 +142,7 @@ tracedat_check() {
 }
 
 echo "TAP version 13"
-echo "1..61"
+echo "1..62"
 echo "# $NCPU CPUs, $N markers each"
 
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
@@ -888,9 +888,12 @@ else
 	fail "-C -b -M -T" "$W/opts.err" "$W/opts.txt"
 fi
 
-# 52-53: tracers (-p, -l, -n, -g) with one CPU online: code patching and
+# 52-54: tracers (-p, -l, -n, -g) with one CPU online: code patching and
 # several vCPUs under TCG do not mix. function -l: only that function;
-# function_graph -g: the graph under it; everything put back.
+# function_graph -g: the graph under it; everything put back. record
+# --print of function_graph: trace-cmd report's graph (leaf calls on one
+# line) where libtracecmd is (x86_64), else one line that says it is
+# missing and the events one a line (the arm64 guest).
 offline=
 for d in /sys/devices/system/cpu/cpu[1-9]*; do
 	if [ -e "$d/online" ] && [ "$(cat "$d/online")" = 1 ] && echo 0 >"$d/online"; then
@@ -903,6 +906,9 @@ timeout 60 $FTMMAP stream -p function -l do_nanosleep -l 'hrtimer_*' -n hrtimer_
 rc=$?
 timeout 60 $FTMMAP stream -p function_graph -g do_nanosleep -- usleep 1000 >"$W/fg.out" 2>"$W/fg.err"
 rc2=$?
+timeout 60 $FTMMAP record --print -p function_graph -g do_nanosleep -o "$W/fgr.dat" -- usleep 1000 \
+	>"$W/fgr.out" 2>"$W/fgr.err"
+rc3=$?
 snapshot >"$W/after"
 for d in $offline; do echo 1 >"$d/online"; done
 why=
@@ -927,14 +933,35 @@ else
 	echo "# exit $rc2"
 	fail "-p function_graph -g" "$W/fg.err" "$W/fg.out"
 fi
+why=
+[ $rc3 = 0 ] || why="exit $rc3"
+nleaf=$(grep -c ' funcgraph_entry: .*|  *[a-z_0-9.]*();$' "$W/fgr.out")
+if ls /lib/*/libtracecmd.so.1 >/dev/null 2>&1; then
+	what="through libtracecmd: $nleaf leaf calls"
+	[ "$nleaf" -gt 0 ] || why="$why; no leaf call line"
+	grep -q ' funcgraph_entry: .*|  do_nanosleep() {$' "$W/fgr.out" || why="$why; no 'do_nanosleep() {'"
+	! grep -q -- '--> ' "$W/fgr.out" || why="$why; an event printed alone"
+	! grep -q 'libtracecmd' "$W/fgr.err" || why="$why; says libtracecmd is missing"
+else
+	what="no libtracecmd: said so, the events one a line"
+	[ "$(grep -c 'no libtracecmd' "$W/fgr.err")" = 1 ] || why="$why; not said once"
+	grep -q ' funcgraph_entry: *--> do_nanosleep ' "$W/fgr.out" || why="$why; no do_nanosleep entry"
+	[ "$nleaf" = 0 ] || why="$why; $nleaf leaf lines"
+fi
+if [ -z "$why" ]; then
+	pass "record --print -p function_graph: $what"
+else
+	echo "# $why"
+	fail "record --print -p function_graph" "$W/fgr.err" "$W/fgr.out"
+fi
 
-# 54-56: bad trace-cmd options: exit 2, one line, tracefs unchanged
+# 55-57: bad trace-cmd options: exit 2, one line, tracefs unchanged
 PAT='no tracer' one_error "unknown tracer" $FTMMAP stream -p no_such_tracer
 PAT='no function' one_error "unknown function" $FTMMAP stream -p function -l no_such_function_ftm
 PAT='no trace clock' one_error "unknown clock" $FTMMAP stream -C no_such_clock
 PAT=
 
-# 57: stats does not map the buffers: it reads per_cpu/cpuN/stats, and a
+# 58: stats does not map the buffers: it reads per_cpu/cpuN/stats, and a
 # resize by someone else never fails with EBUSY while it runs
 oldkb=$(sed 's/.*expanded: \([0-9]*\).*/\1/' $T/buffer_size_kb)
 $FTMMAP stats -d 3 >"$W/st.out" 2>"$W/st.err" &
@@ -955,7 +982,7 @@ else
 	fail "stats disturbs nobody" "$W/st.out" "$W/st.err"
 fi
 
-# 58: the events/s of stats, with --read and without, when the counters go
+# 59: the events/s of stats, with --read and without, when the counters go
 # back to 0 (echo > trace between two refreshes): no wrapped rate
 for mode in --read ""; do
 	$FTMMAP stats -d 4 $mode >"$W/st$mode.out" 2>"$W/st$mode.err" &
@@ -978,7 +1005,7 @@ else
 	fail "stats across a reset" "$W/st--read.out" "$W/st.out"
 fi
 
-# 59-60: exact accounting under overwrite, every CPU at once. One writer
+# 60-61: exact accounting under overwrite, every CPU at once. One writer
 # pinned on each CPU writes OW markers "ow-CPU-SEQ" into a 16 KB buffer
 # while the tool captures, in three phases of OW/3 markers: the tool
 # racing with the writers, the tool stopped (every CPU's writer then
@@ -1090,7 +1117,7 @@ for mode in stream record; do
 	fi
 done
 
-# 61: a resize attempt during record: someone else writes buffer_size_kb
+# 62: a resize attempt during record: someone else writes buffer_size_kb
 # (all CPUs, then CPU 0's) while the tool has the buffers mapped. Both
 # writes are refused with EBUSY, the size stays, the capture goes on, and
 # the file holds the 100 markers written before and after the attempt,
