@@ -262,6 +262,17 @@ def ran(name):
     return True
 
 
+def ran_report(name, label):
+    """trace-cmd report of a run's file; None (and a failed check) when the
+    run did not happen or trace-cmd cannot read the file"""
+    if not ran(name):
+        return None
+    text, err = report(name)
+    if text is None:
+        check(False, f"{label}: trace-cmd report opens the file", err)
+    return text
+
+
 def expected(cpus):
     return {c: [f"ftmmap-check cpu={c} seq={i}" for i in range(1, nmark + 1)] for c in cpus}
 
@@ -279,11 +290,8 @@ def diff_markers(got, want):
 
 def check_recording(name, label):
     """markers exact, lost counts, event totals of a recording without losses"""
-    if not ran(name):
-        return None
-    text, err = report(name)
+    text = ran_report(name, label)
     if text is None:
-        check(False, f"{label}: trace-cmd report opens the file", err)
         return None
     events, dropped, other = parse(text)
     bad = [l for l in other if not re.match(r"^cpus=\d+$", l)]
@@ -341,16 +349,13 @@ def compare(label, name, ref_events):
 task = lambda l: re.sub(r"^\s*.*?-(\d+)(\s+\[\d{3}\])", r"\1\2", l)
 
 
-def printed_lines(name):
+def printed_lines(name, label=None):
     """A record --print run: the lines it printed, trace-cmd report's of
     its file, and the pairs that differ but for the comm of the task
     column; None (and a failed check) when trace-cmd cannot read the file,
     or when the run did not happen."""
-    if not ran(name):
-        return None
-    text, err = report(name)
+    text = ran_report(name, label or name)
     if text is None:
-        check(False, f"{name}: trace-cmd report opens the file", err)
         return None
     a = [l for l in (read(f"{name}.out") or "").splitlines() if l.strip()]
     b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
@@ -366,25 +371,19 @@ if params is not None:
     rec = check_recording("rec", "record")
 
     # record -p: the printed events and trace-cmd report of the same file.
-    if ran("recp"):
-        text, err = report("recp")
-        if text is None:
-            check(False, "record --print: trace-cmd report opens the file", err)
-        else:
-            a = [l for l in (read("recp.out") or "").splitlines() if l.strip()]
-            b = [l for l in text.splitlines() if l.strip() and not l.startswith("cpus=")]
-            am = [l for l in a if " print: " in l]
-            bm = [l for l in b if " print: " in l]
-            check(len(am) == nmark * ncpus and am == bm,
-                  f"record --print: its {len(am)} marker lines are trace-cmd report's, byte for byte",
-                  "\n".join(f"{x!r}\n{y!r}" for x, y in zip(am, bm) if x != y) or
-                  f"{len(am)} vs {len(bm)} lines")
-            diff = [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
-            check(len(a) == len(b) and not diff,
-                  f"record --print: all its {len(a)} lines (sched_switch, sched_wakeup too) are "
-                  "trace-cmd report's, but for the comm of the task column",
-                  "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3]) or
-                  f"{len(a)} vs {len(b)} lines")
+    lines = printed_lines("recp", "record --print")
+    if lines:
+        a, b, diff = lines
+        am = [l for l in a if " print: " in l]
+        bm = [l for l in b if " print: " in l]
+        check(len(am) == nmark * ncpus and am == bm,
+              f"record --print: its {len(am)} marker lines are trace-cmd report's, byte for byte",
+              "\n".join(f"{x!r}\n{y!r}" for x, y in zip(am, bm) if x != y) or
+              f"{len(am)} vs {len(bm)} lines")
+        check(len(a) == len(b) and not diff,
+              f"record --print: all its {len(a)} lines (sched_switch, sched_wakeup too) are "
+              "trace-cmd report's, but for the comm of the task column",
+              show(diff) or f"{len(a)} vs {len(b)} lines")
 
     if rec:
         s = compare("stream", "stream", rec)
@@ -445,23 +444,20 @@ if params is not None:
               ("\n" + (read("graph.err") or "") if not a else ""))
 
     # The lossy run: CPU 0 only, markers only.
-    if ran("lossy"):
-        text, err = report("lossy")
-        if text is None:
-            check(False, "lossy: trace-cmd report opens the file", err)
-        else:
-            events, dropped, _ = parse(text)
-            got = markers(events).get(0, [])
-            seqs = [int(t.rsplit("=", 1)[1]) for t in got if t.startswith("ftmmap-check cpu=0 seq=")]
-            klost = kernel_lost("lossy").get(0)
-            said = ftmmap_totals("lossy").get(0, (0, None))[1]
-            shown = dropped.get(0, 0)
-            check(klost is not None and klost > 0 and shown == klost == said,
-                  f"lossy: events lost on CPU 0: trace-cmd {shown} = kernel overrun {klost} "
-                  f"= ftmmap {said}, more than 0")
-            check(len(seqs) == len(got) and seqs == sorted(set(seqs)) and
-                  len(seqs) + max(shown, 0) == nlossy,
-                  f"lossy: {len(seqs)} markers read, in order, + {shown} lost = {nlossy} written")
+    text = ran_report("lossy", "lossy")
+    if text is not None:
+        events, dropped, _ = parse(text)
+        got = markers(events).get(0, [])
+        seqs = [int(t.rsplit("=", 1)[1]) for t in got if t.startswith("ftmmap-check cpu=0 seq=")]
+        klost = kernel_lost("lossy").get(0)
+        said = ftmmap_totals("lossy").get(0, (0, None))[1]
+        shown = dropped.get(0, 0)
+        check(klost is not None and klost > 0 and shown == klost == said,
+              f"lossy: events lost on CPU 0: trace-cmd {shown} = kernel overrun {klost} "
+              f"= ftmmap {said}, more than 0")
+        check(len(seqs) == len(got) and seqs == sorted(set(seqs)) and
+              len(seqs) + max(shown, 0) == nlossy,
+              f"lossy: {len(seqs)} markers read, in order, + {shown} lost = {nlossy} written")
 
 passed = sum(results)
 failed = len(results) - passed
