@@ -13,7 +13,8 @@
 # TRACE_CLOCK (x86 check, trace and demo: the trace clock from boot on,
 # global; empty: the kernel's choice), DISK (a raw image attached as
 # /dev/vda), INITRD_EXTRA (a cpio archive
-# the kernel unpacks after the guest's initramfs: bench-tools.sh's job),
+# the kernel unpacks after the guest's initramfs: bench-tools.sh's job;
+# the test modules kernel.sh built with the kernel follow it),
 # SILENT (check mode: stop a guest that prints nothing for this many
 # seconds, 180; 0: never; guest/init's console watchdog speaks every 60 s),
 # RUN_NAME (the logs' name: FLAVOUR, or "other" with KERNEL; bench.sh boots
@@ -47,15 +48,36 @@ arm64) make_kernel="'make kernel-arm64'" make_initrd="'make initramfs FLAVOUR=ar
 esac
 [ -f "$kernel" ] || die "no kernel image $kernel: run $make_kernel"
 [ -f "$initrd" ] || die "no initramfs $initrd: run $make_initrd"
+extras=()
 if [ -n "${INITRD_EXTRA:-}" ]; then
 	[ -f "$INITRD_EXTRA" ] || die "no archive $INITRD_EXTRA"
+	extras+=("$INITRD_EXTRA")
+fi
+# The test modules kernel.sh built with this kernel (user/kmod), in
+# /lib/modules/ftmmap/ of the guest.
+kobj=${kernel%/"$KIMAGE"}
+if [ "$kobj" != "$kernel" ] && compgen -G "$kobj/ftmmap-kmod/*.ko" >/dev/null; then
+	kcpio=$BUILD/kmod-${RUN_NAME:-$flavour}.cpio
+	{
+		printf '%s\n' 'dir /lib 755 0 0' 'dir /lib/modules 755 0 0' 'dir /lib/modules/ftmmap 755 0 0'
+		for ko in "$kobj"/ftmmap-kmod/*.ko; do
+			echo "file /lib/modules/ftmmap/${ko##*/} $ko 644 0 0"
+		done
+	} >"$kcpio.list"
+	"$BUILD/tools/gen_init_cpio" "$kcpio.list" >"$kcpio" ||
+		die "cannot pack the test modules of $kobj"
+	extras+=("$kcpio")
+fi
+if [ ${#extras[@]} != 0 ]; then
 	# One file for -initrd: the kernel unpacks the archives in turn,
 	# skipping the zeros between them; an uncompressed one must start
 	# on a multiple of 4 bytes.
 	joined=$BUILD/initrd-${RUN_NAME:-$flavour}.img
 	cp "$initrd" "$joined"
-	truncate -s %512 "$joined"
-	cat "$INITRD_EXTRA" >>"$joined"
+	for x in "${extras[@]}"; do
+		truncate -s %512 "$joined"
+		cat "$x" >>"$joined"
+	done
 	initrd=$joined
 fi
 

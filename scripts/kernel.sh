@@ -94,3 +94,26 @@ start=$(now_s)
 run_logged "$LOGS/build-$name.log" "${KMAKE[@]}" O="$obj" "$target" ||
 	die "kernel build failed ($name): see $LOGS/build-$name.log"
 note "built in $(fmt_secs $(($(now_s) - start)))"
+
+# The test modules of user/kmod, into $obj/ftmmap-kmod (boot.sh puts them
+# into the guest), with the kernel's image only.
+kmod=$obj/ftmmap-kmod
+rm -rf "$kmod"
+if [ "$target" = "${KIMAGE##*/}" ] && [ -d "$TOP/user/kmod" ] &&
+	grep -qx 'CONFIG_MODULES=y' "$obj/.config"; then
+	mkdir -p "$kmod"
+	cp "$TOP"/user/kmod/* "$kmod/"
+	# modules: the linker script and Module.symvers (vmlinux's exports)
+	# that an external module is built with
+	run_logged "$LOGS/build-$name-modules.log" "${KMAKE[@]}" O="$obj" modules ||
+		die "make modules failed ($name): see $LOGS/build-$name-modules.log"
+	# They test the mapping: not for a kernel without it (the base)
+	if [ -f "$SRC/include/uapi/linux/trace_mmap.h" ]; then
+		run_logged "$LOGS/build-$name-kmod.log" "${KMAKE[@]}" O="$obj" modules M="$kmod" ||
+			die "the test modules do not build ($name): see $LOGS/build-$name-kmod.log"
+		note "test modules: $(cd "$kmod" && echo *.ko)"
+	else
+		rm -rf "$kmod"
+		note "no ring-buffer mapping in this kernel: no test modules"
+	fi
+fi

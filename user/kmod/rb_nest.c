@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_nest: leave the commit of a CPU buffer a lap behind its writer, as an
+ * interrupt that fills the buffer inside the reservation of another event
+ * does, and ask for the mapped consumer's next sub-buffer right then, as a
+ * consumer on another CPU could. Loaded by tests/rb_commit_lost, which
+ * maps the instance's buffer of the CPU it runs on (and stays there), and
+ * reads the results back from /sys/module/rb_nest/parameters/.
+ *
+ * On the CPU that loads it, into the buffer of the instance:
+ *  1. @prelim events of 8 bytes (a sequence number), committed: enough to
+ *     fill the head page and start the next one, where the commit then is;
+ *  2. one event reserved there and left uncommitted;
+ *  3. from an interrupt (irq_work), events until the buffer refuses one:
+ *     the writer laps the buffer, overwrites the head page (the loss) and
+ *     pushes the head onto the commit page, then finds the commit page
+ *     next (a commit overrun, the event is dropped);
+ *  4. TRACE_MMAP_IOCTL_GET_READER on the CPU's trace_pipe_raw, opened
+ *     non-blocking before 1, with the event of 2 still reserved;
+ *  5. the event of 2 committed.
+ * The init returns 0 when it got that far; the test unloads it.
+ */
+#include <linux/fs.h>
+#include <linux/irq_work.h>
+#include <linux/module.h>
+#include <linux/ring_buffer.h>
+#include <linux/trace.h>
+#include <linux/version.h>
+#include <uapi/linux/trace_mmap.h>
+
+#include "trace.h"
+
+/* 6.1 and 6.12, the two kernels of the series */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define get_instance(name)		trace_array_get_by_name(name, NULL)
+#else
+#define get_instance(name)		trace_array_get_by_name(name)
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define unlock_commit(buffer, event)	ring_buffer_unlock_commit(buffer)
+#else
+#define unlock_commit(buffer, event)	ring_buffer_unlock_commit(buffer, event)
+#endif
+
+#define NESTED_MAX	100000	/* bound on the events of step 3 */
+
+static char *instance = "rb_commit_lost";
+module_param(instance, charp, 0444);
+MODULE_PARM_DESC(instance, "the trace instance to write into");
+
+static uint prelim = 512;
+module_param(prelim, uint, 0444);
+MODULE_PARM_DESC(prelim, "events written before the reserved one");
+
+/* Results */
+static ulong written;		/* events the buffer took, all steps */
+module_param(written, ulong, 0444);
+static ulong nested;		/* of which from the interrupt */
+module_param(nested, ulong, 0444);
+static int cpu = -1;		/* the CPU buffer written */
+module_param(cpu, int, 0444);
+static int get_reader = 1;	/* what the ioctl of step 4 returned */
+module_param(get_reader, int, 0444);
+
+static struct trace_buffer *buffer;
+static bool refused;
+
+static void rb_nest_irq(struct irq_work *work)
+{
+	u64 seq;
+
+	while (nested < NESTED_MAX) {
+		seq = written;
+		if (ring_buffer_write(buffer, sizeof(seq), &seq)) {
+			refused = true;
+			return;
+		}
+		written++;
+		nested++;
+	}
+}
+
+static int __init rb_nest_init(void)
+{
+	/* In hard interrupt context, on PREEMPT_RT too */
+	struct irq_work work = IRQ_WORK_INIT_HARD(rb_nest_irq);
+	struct ring_buffer_event *event;
+	struct trace_array *tr;
+	struct file *pipe;
+	char path[96];
+	int ret = 0;
+	u64 seq;
+
+	tr = get_instance(instance);
+	if (!tr)
+		return -ENOENT;
+	buffer = tr->array_buffer.buffer;
+
+	/* The test keeps the task on this CPU */
+	cpu = raw_smp_processor_id();
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/trace_pipe_raw",
+		 instance, cpu);
+	pipe = filp_open(path, O_RDONLY | O_NONBLOCK, 0);
+	if (IS_ERR(pipe)) {
+		ret = PTR_ERR(pipe);
+		goto put;
+	}
+
+	for (seq = 0; seq < prelim; seq++) {
+		if (ring_buffer_write(buffer, sizeof(seq), &seq)) {
+			ret = -EIO;
+			goto out;
+		}
+		written++;
+	}
+
+	/* Preemption stays disabled until the commit: all on one CPU */
+	event = ring_buffer_lock_reserve(buffer, sizeof(seq));
+	if (!event) {
+		ret = -EIO;
+		goto out;
+	}
+	seq = written++;
+	memcpy(ring_buffer_event_data(event), &seq, sizeof(seq));
+	if (smp_processor_id() != cpu) {
+		unlock_commit(buffer, event);
+		ret = -EAGAIN;
+		goto out;
+	}
+
+	/* irq_work_sync() may sleep: wait for the interrupt here */
+	irq_work_queue(&work);
+	while (irq_work_is_busy(&work))
+		cpu_relax();
+
+	/* Not blocking, it neither sleeps nor takes a sleeping lock */
+	get_reader = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
+	unlock_commit(buffer, event);
+
+	if (!refused)
+		ret = -ERANGE;	/* the buffer took NESTED_MAX: never lapped */
+out:
+	fput(pipe);
+put:
+	trace_array_put(tr);
+	return ret;
+}
+
+static void __exit rb_nest_exit(void)
+{
+}
+
+module_init(rb_nest_init);
+module_exit(rb_nest_exit);
+MODULE_DESCRIPTION("Nested writes that leave the commit a lap behind");
+MODULE_LICENSE("GPL");
