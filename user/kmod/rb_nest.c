@@ -2,10 +2,10 @@
 /*
  * rb_nest: leave the commit of a CPU buffer a lap behind its writer, as an
  * interrupt that fills the buffer inside the reservation of another event
- * does, and ask for the mapped consumer's next sub-buffer right then, as a
- * consumer on another CPU could. Loaded by tests/rb_commit_lost, which
- * maps the instance's buffer of the CPU it runs on (and stays there), and
- * reads the results back from /sys/module/rb_nest/parameters/.
+ * does, and have a consumer on another CPU ask for the next sub-buffer of
+ * the mapping right then. Loaded by tests/rb_commit_lost, which maps the
+ * instance's buffer of the CPU it runs on (and stays there), and reads the
+ * results back from /sys/module/rb_nest/parameters/.
  *
  * On the CPU that loads it, into the buffer of the instance:
  *  1. @prelim events of 8 bytes (a sequence number), committed: enough to
@@ -15,8 +15,9 @@
  *     the writer laps the buffer, overwrites the head page (the loss) and
  *     pushes the head onto the commit page, then finds the commit page
  *     next (a commit overrun, the event is dropped);
- *  4. TRACE_MMAP_IOCTL_GET_READER on the CPU's trace_pipe_raw, opened
- *     non-blocking before 1, with the event of 2 still reserved;
+ *  4. with the event of 2 still reserved, a work item on another CPU calls
+ *     TRACE_MMAP_IOCTL_GET_READER on this CPU's trace_pipe_raw (opened
+ *     non-blocking before 1), and this CPU waits for it;
  *  5. the event of 2 committed.
  * The init returns 0 when it got that far; the test unloads it.
  */
@@ -24,8 +25,10 @@
 #include <linux/irq_work.h>
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
+#include <linux/sched/clock.h>
 #include <linux/trace.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
 #include <uapi/linux/trace_mmap.h>
 
 #include "trace.h"
@@ -42,7 +45,8 @@
 #define unlock_commit(buffer, event)	ring_buffer_unlock_commit(buffer, event)
 #endif
 
-#define NESTED_MAX	100000	/* bound on the events of step 3 */
+#define NESTED_MAX	100000		/* bound on the events of step 3 */
+#define READER_WAIT_NS	(5 * NSEC_PER_SEC)	/* bound on step 4 */
 
 static char *instance = "rb_commit_lost";
 module_param(instance, charp, 0444);
@@ -59,11 +63,15 @@ static ulong nested;		/* of which from the interrupt */
 module_param(nested, ulong, 0444);
 static int cpu = -1;		/* the CPU buffer written */
 module_param(cpu, int, 0444);
+static int reader_cpu = -1;	/* the CPU of step 4 */
+module_param(reader_cpu, int, 0444);
 static int get_reader = 1;	/* what the ioctl of step 4 returned */
 module_param(get_reader, int, 0444);
 
 static struct trace_buffer *buffer;
+static struct file *pipe;
 static bool refused;
+static bool reader_done;
 
 static void rb_nest_irq(struct irq_work *work)
 {
@@ -80,24 +88,36 @@ static void rb_nest_irq(struct irq_work *work)
 	}
 }
 
+static void rb_nest_reader(struct work_struct *work)
+{
+	get_reader = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
+	/* Pairs with the smp_load_acquire() of the writer's wait */
+	smp_store_release(&reader_done, true);
+}
+
+static DECLARE_WORK(reader_work, rb_nest_reader);
+
 static int __init rb_nest_init(void)
 {
 	/* In hard interrupt context, on PREEMPT_RT too */
 	struct irq_work work = IRQ_WORK_INIT_HARD(rb_nest_irq);
 	struct ring_buffer_event *event;
 	struct trace_array *tr;
-	struct file *pipe;
 	char path[96];
 	int ret = 0;
+	u64 deadline;
 	u64 seq;
+
+	/* The test keeps the task on this CPU */
+	cpu = raw_smp_processor_id();
+	reader_cpu = cpumask_any_but(cpu_online_mask, cpu);
+	if (reader_cpu >= nr_cpu_ids)
+		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
 
 	tr = get_instance(instance);
 	if (!tr)
 		return -ENOENT;
 	buffer = tr->array_buffer.buffer;
-
-	/* The test keeps the task on this CPU */
-	cpu = raw_smp_processor_id();
 	snprintf(path, sizeof(path),
 		 "/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/trace_pipe_raw",
 		 instance, cpu);
@@ -134,11 +154,16 @@ static int __init rb_nest_init(void)
 	while (irq_work_is_busy(&work))
 		cpu_relax();
 
-	/* Not blocking, it neither sleeps nor takes a sleeping lock */
-	get_reader = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
+	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
+	deadline = local_clock() + READER_WAIT_NS;
+	while (!smp_load_acquire(&reader_done) && local_clock() < deadline)
+		cpu_relax();
 	unlock_commit(buffer, event);
+	flush_work(&reader_work);
 
-	if (!refused)
+	if (!reader_done)
+		ret = -ETIMEDOUT;
+	else if (!refused)
 		ret = -ERANGE;	/* the buffer took NESTED_MAX: never lapped */
 out:
 	fput(pipe);
