@@ -14,7 +14,8 @@
 # global; empty: the kernel's choice), DISK (a raw image attached as
 # /dev/vda), INITRD_EXTRA (a cpio archive
 # the kernel unpacks after the guest's initramfs: bench-tools.sh's job;
-# the test modules kernel.sh built with the kernel follow it),
+# the test modules kernel.sh built with the kernel follow it in check
+# and shell modes),
 # SILENT (check mode: stop a guest that prints nothing for this many
 # seconds, 180; 0: never; guest/init's console watchdog speaks every 60 s),
 # RUN_NAME (the logs' name: FLAVOUR, or "other" with KERNEL; bench.sh boots
@@ -54,9 +55,13 @@ if [ -n "${INITRD_EXTRA:-}" ]; then
 	extras+=("$INITRD_EXTRA")
 fi
 # The test modules kernel.sh built with this kernel (user/kmod), in
-# /lib/modules/ftmmap/ of the guest.
+# /lib/modules/ftmmap/ of the guest: for the tests (check and shell), not
+# for the benchmarks, whose guests stay as they were measured (with the
+# archive, trace-cmd stream of bench-tools.sh no longer ended: its
+# recorder depends on where things land).
 kobj=${kernel%/"$KIMAGE"}
-if [ "$kobj" != "$kernel" ] && compgen -G "$kobj/ftmmap-kmod/*.ko" >/dev/null; then
+if { [ "$mode" = check ] || [ "$mode" = shell ]; } && [ "$kobj" != "$kernel" ] &&
+	compgen -G "$kobj/ftmmap-kmod/*.ko" >/dev/null; then
 	kcpio=$BUILD/kmod-${RUN_NAME:-$flavour}.cpio
 	{
 		printf '%s\n' 'dir /lib 755 0 0' 'dir /lib/modules 755 0 0' 'dir /lib/modules/ftmmap 755 0 0'
