@@ -96,10 +96,12 @@ run_logged "$LOGS/build-$name.log" "${KMAKE[@]}" O="$obj" "$target" ||
 note "built in $(fmt_secs $(($(now_s) - start)))"
 
 # The test modules of user/kmod, into $obj/ftmmap-kmod (boot.sh puts them
-# into the guest), with the kernel's image only.
+# into the guest), with the kernel's image only. They test the mapping:
+# not for a kernel without it (the base).
 kmod=$obj/ftmmap-kmod
 rm -rf "$kmod"
 if [ "$target" = "${KIMAGE##*/}" ] && [ -d "$TOP/user/kmod" ] &&
+	[ -f "$SRC/include/uapi/linux/trace_mmap.h" ] &&
 	grep -qx 'CONFIG_MODULES=y' "$obj/.config"; then
 	mkdir -p "$kmod"
 	cp "$TOP"/user/kmod/* "$kmod/"
@@ -107,13 +109,7 @@ if [ "$target" = "${KIMAGE##*/}" ] && [ -d "$TOP/user/kmod" ] &&
 	# that an external module is built with
 	run_logged "$LOGS/build-$name-modules.log" "${KMAKE[@]}" O="$obj" modules ||
 		die "make modules failed ($name): see $LOGS/build-$name-modules.log"
-	# They test the mapping: not for a kernel without it (the base)
-	if [ -f "$SRC/include/uapi/linux/trace_mmap.h" ]; then
-		run_logged "$LOGS/build-$name-kmod.log" "${KMAKE[@]}" O="$obj" modules M="$kmod" ||
-			die "the test modules do not build ($name): see $LOGS/build-$name-kmod.log"
-		note "test modules: $(cd "$kmod" && echo *.ko)"
-	else
-		rm -rf "$kmod"
-		note "no ring-buffer mapping in this kernel: no test modules"
-	fi
+	run_logged "$LOGS/build-$name-kmod.log" "${KMAKE[@]}" O="$obj" modules M="$kmod" ||
+		die "the test modules do not build ($name): see $LOGS/build-$name-kmod.log"
+	note "test modules: $(cd "$kmod" && echo *.ko)"
 fi
