@@ -67,13 +67,27 @@ class Program:
         self.plan_skip = False
         self.results = []  # (kind, line, context lines)
         self.rc = None
+        self.running = False
+        self.planned = False  # this run printed its plan
+
+    # A program runs once per pass (ftmmap.repeat=N runs them N times): the
+    # plans add up, and the status is the first failing run's, else the last.
+    def start_run(self):
+        self.running = True
+        self.planned = False
+
+    def end_run(self, rc):
+        self.running = False
+        if rc is None or self.rc in (None, 0, KSFT_SKIP):
+            self.rc = rc
 
     def add(self, line):
         self.lines.append(line)
         m = PLAN.match(line)
-        if m and self.plan is None:
-            self.plan = int(m.group(1))
+        if m and not self.planned:
+            self.plan = (self.plan or 0) + int(m.group(1))
             self.plan_skip = bool(re.search(r"#\s*SKIP", m.group(2), re.I))
+            self.planned = True
             return
         m = RESULT.match(line)
         if m:
@@ -160,9 +174,11 @@ def parse(path):
             what, name = m.group(1), m.group(2)
             if what == "running":
                 current = programs.setdefault(name, Program(name))
-                order.append(name)
+                current.start_run()
+                if name not in order:
+                    order.append(name)
             elif name in programs:
-                programs[name].rc = int(m.group(3)) if m.group(3) else None
+                programs[name].end_run(int(m.group(3)) if m.group(3) else None)
                 current = None
             continue
         if line.startswith("# ftmmap: done"):
@@ -241,7 +257,7 @@ def main():
             failed += counts["failed"]
             skipped += counts["skipped"]
             bad = []
-            if p.rc is None:
+            if p.rc is None or p.running:
                 bad.append("did not finish (the guest hung or died while it ran)")
             if p.plan is None:
                 bad.append("printed no TAP plan")
@@ -269,7 +285,7 @@ def main():
     if a.splats_only:
         for name in order:
             rc = programs[name].rc
-            if rc is None:
+            if rc is None or programs[name].running:
                 problems.append(f"{name}: did not finish")
             elif rc != 0:
                 problems.append(f"{name}: exited with status {rc}")
