@@ -209,12 +209,28 @@ static void account(struct trace_buffer_meta *meta, struct kbuffer *kbuf,
 	}
 }
 
+/*
+ * Account what a GET_READER (the module's or ours) handed over, given
+ * reader.id and reader.read before it: false if nothing.
+ */
+static bool account_step(struct trace_buffer_meta *meta, struct kbuffer *kbuf,
+			 unsigned int id, unsigned int from, struct seen *s)
+{
+	if (meta->reader.id != id)
+		account(meta, kbuf, true, 0, s);
+	else if (meta->reader.read != from)
+		account(meta, kbuf, false, from, s);
+	else
+		return false;
+	return true;
+}
+
 TEST_F(rb, loss_before_late_commit_page_in_header)
 {
 	struct trace_buffer_meta *meta = self->meta;
 	struct seen s = { .first_after_loss = -1 };
 	unsigned int per_page, id, from;
-	long long written, overrun;
+	long long written, overrun, commit_overrun;
 	char params[96];
 	int idle = 0;
 
@@ -223,10 +239,10 @@ TEST_F(rb, loss_before_late_commit_page_in_header)
 	snprintf(params, sizeof(params), "instance=%s prelim=%u", INSTANCE,
 		 per_page * variant->prelim_halves / 2);
 
-	id = meta->reader.id;
-	from = meta->reader.read;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "one CPU online: no reader beside the writer");
+	id = meta->reader.id;
+	from = meta->reader.read;
 	ASSERT_EQ(0, syscall(SYS_finit_module, self->mod_fd, params, 0)) {
 		TH_LOG("loading rb_nest: %s (see the kernel log)", strerror(errno));
 	}
@@ -235,30 +251,20 @@ TEST_F(rb, loss_before_late_commit_page_in_header)
 	ASSERT_EQ(0, param("get_reader"));
 	written = param("written");
 	overrun = stat_of(self->inst, "overrun: ");
+	commit_overrun = stat_of(self->inst, "commit overrun: ");
 	TH_LOG("wrote %lld events (%lld from the interrupt), overrun %lld, commit overrun %lld",
-	       written, param("nested"), overrun, stat_of(self->inst, "commit overrun: "));
+	       written, param("nested"), overrun, commit_overrun);
 	ASSERT_LT(0, overrun) TH_LOG("the interrupt did not lap the buffer");
-	ASSERT_LT(0, stat_of(self->inst, "commit overrun: "));
+	ASSERT_LT(0, commit_overrun);
 
 	/* The module's GET_READER, as seen by the consumer */
-	if (meta->reader.id != id)
-		account(meta, self->kbuf, true, 0, &s);
-	else
-		account(meta, self->kbuf, false, from, &s);
+	account_step(meta, self->kbuf, id, from, &s);
 
 	while (idle < 2) {
 		id = meta->reader.id;
 		from = meta->reader.read;
 		ASSERT_EQ(0, ioctl(self->fd, TRACE_MMAP_IOCTL_GET_READER));
-		if (meta->reader.id != id) {
-			account(meta, self->kbuf, true, 0, &s);
-			idle = 0;
-		} else if (meta->reader.read != from) {
-			account(meta, self->kbuf, false, from, &s);
-			idle = 0;
-		} else {
-			idle++;
-		}
+		idle = account_step(meta, self->kbuf, id, from, &s) ? 0 : idle + 1;
 	}
 
 	TH_LOG("seen %lld, lost in headers %lld, in the meta-page %lld, first after the loss %lld",
