@@ -63,13 +63,7 @@ kobj=${kernel%/"$KIMAGE"}
 if { [ "$mode" = check ] || [ "$mode" = shell ]; } && [ "$kobj" != "$kernel" ] &&
 	compgen -G "$kobj/ftmmap-kmod/*.ko" >/dev/null; then
 	kcpio=$BUILD/kmod-${RUN_NAME:-$flavour}.cpio
-	{
-		printf '%s\n' 'dir /lib 755 0 0' 'dir /lib/modules 755 0 0' 'dir /lib/modules/ftmmap 755 0 0'
-		for ko in "$kobj"/ftmmap-kmod/*.ko; do
-			echo "file /lib/modules/ftmmap/${ko##*/} $ko 644 0 0"
-		done
-	} >"$kcpio.list"
-	"$BUILD/tools/gen_init_cpio" "$kcpio.list" >"$kcpio" ||
+	modules_cpio "$kcpio" "$kobj"/ftmmap-kmod/*.ko ||
 		die "cannot pack the test modules of $kobj"
 	extras+=("$kcpio")
 fi

@@ -264,6 +264,21 @@ stock_612_kernel() {
 	ls "$dir"/x/boot/vmlinuz-* | sort -V | tail -1
 }
 
+# modules_cpio OUT KO...: a cpio archive OUT (OUT.list: its gen_init_cpio
+# list) with each module KO in /lib/modules/ftmmap/, to unpack after the
+# guest's initramfs (boot.sh's INITRD_EXTRA and test modules).
+modules_cpio() {
+	local out=$1 ko
+	shift
+	{
+		printf '%s\n' 'dir /lib 755 0 0' 'dir /lib/modules 755 0 0' 'dir /lib/modules/ftmmap 755 0 0'
+		for ko; do
+			echo "file /lib/modules/ftmmap/${ko##*/} $ko 644 0 0"
+		done
+	} >"$out.list"
+	"$BUILD/tools/gen_init_cpio" "$out.list" >"$out"
+}
+
 # Seconds since the epoch, and a duration as "Mm SSs".
 now_s() { date +%s; }
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }

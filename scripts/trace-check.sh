@@ -81,9 +81,7 @@ if [ "$name" = trace-check-stock ] && [ -z "${TRACE_CHECK_RESULTS:-}" ]; then
 	*.xz) xz -dc "$ko" >"$extra/virtio_blk.ko" ;;
 	*) cp "$ko" "$extra/virtio_blk.ko" ;;
 	esac
-	printf '%s\n' 'dir /lib 755 0 0' 'dir /lib/modules 755 0 0' 'dir /lib/modules/ftmmap 755 0 0' \
-		"file /lib/modules/ftmmap/virtio_blk.ko $extra/virtio_blk.ko 644 0 0" >"$extra/list"
-	"$BUILD/tools/gen_init_cpio" "$extra/list" >"$extra/modules.cpio" ||
+	modules_cpio "$extra/modules.cpio" "$extra/virtio_blk.ko" ||
 		die "cannot pack the virtio_blk module (run 'make initramfs' first: gen_init_cpio)"
 	export KERNEL INITRD_EXTRA=$extra/modules.cpio RUN_NAME=stock TRACE_WORK=$BUILD/trace-stock
 fi
