@@ -70,9 +70,9 @@
 #define NR_MARKERS	20000	/* header_count: laps the buffer many times */
 /*
  * How long the writers of a load test run: LOAD_MS, or RB_LOAD_MS from the
- * environment, and for the mixed readers RB_MIX_MS if set (the stress
- * stage runs the mix for minutes). A consumer must have drained DRAIN_MS
- * after that.
+ * environment, and for the mixed readers RB_MIX_MS, for the consumers that
+ * keep up RB_KEEP_UP_MS, if set (the stress stage runs the mix for
+ * minutes). A consumer must have drained DRAIN_MS after that.
  */
 #define LOAD_MS		3000
 #define LOAD_MS_MAX	300000
@@ -117,9 +117,13 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static int load_ms(bool mixed)
+#define MIX_MS_ENV	"RB_MIX_MS"
+#define KEEP_UP_MS_ENV	"RB_KEEP_UP_MS"
+
+/* @own: the variable of this load, or NULL */
+static int load_ms(const char *own)
 {
-	const char *env = mixed && getenv("RB_MIX_MS") ? getenv("RB_MIX_MS") : getenv("RB_LOAD_MS");
+	const char *env = own && getenv(own) ? getenv(own) : getenv("RB_LOAD_MS");
 	long ms = env ? strtol(env, NULL, 10) : 0;
 
 	return ms > 0 && ms <= LOAD_MS_MAX ? ms : LOAD_MS;
@@ -574,13 +578,19 @@ static void wait_data(struct cpu_reader *r)
 static void *consume(void *arg)
 {
 	struct cpu_reader *r = arg;
-	/* A bound for either kind of load */
-	int load = load_ms(false) > load_ms(true) ? load_ms(false) : load_ms(true);
-	long long deadline = now_ms() + load + DRAIN_MS;
+	/* A bound for every kind of load */
+	int load = load_ms(NULL);
+	long long deadline;
 	unsigned int steps = 0, idle = 0;
 	bool use_read = false;
 	bool done;
 	int ret;
+
+	if (load_ms(MIX_MS_ENV) > load)
+		load = load_ms(MIX_MS_ENV);
+	if (load_ms(KEEP_UP_MS_ENV) > load)
+		load = load_ms(KEEP_UP_MS_ENV);
+	deadline = now_ms() + load + DRAIN_MS;
 
 	while (idle < IDLE_STEPS) {
 		if (now_ms() > deadline) {
@@ -1006,7 +1016,8 @@ static void run_load(struct __test_metadata *_metadata,
 		     rb_data *self, bool mixed)
 {
 	load_start(_metadata, self, mixed);
-	sleep_ms(load_ms(mixed));
+	sleep_ms(load_ms(self->keep_up ? KEEP_UP_MS_ENV :
+			 mixed ? MIX_MS_ENV : NULL));
 	load_stop(self->load);
 	load_check(_metadata, self->load);
 }
