@@ -117,12 +117,23 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-#define MIX_MS_ENV	"RB_MIX_MS"
-#define KEEP_UP_MS_ENV	"RB_KEEP_UP_MS"
+/* What the consumers of a load do */
+enum load_kind {
+	LOAD_MAP,	/* GET_READER, napping now and then */
+	LOAD_MIXED,	/* alternate read() and GET_READER, napping */
+	LOAD_KEEP_UP,	/* GET_READER, never napping */
+	NR_LOAD_KINDS
+};
 
-/* @own: the variable of this load, or NULL */
-static int load_ms(const char *own)
+/* The variable that sets a kind of load apart from RB_LOAD_MS */
+static const char * const load_ms_env[NR_LOAD_KINDS] = {
+	[LOAD_MIXED]	= "RB_MIX_MS",
+	[LOAD_KEEP_UP]	= "RB_KEEP_UP_MS",
+};
+
+static int load_ms(enum load_kind kind)
 {
+	const char *own = load_ms_env[kind];
 	const char *env = own && getenv(own) ? getenv(own) : getenv("RB_LOAD_MS");
 	long ms = env ? strtol(env, NULL, 10) : 0;
 
@@ -272,8 +283,7 @@ struct cpu_reader {
 	struct kbuffer			*kbuf;
 	char				*copy;	/* a sub-buffer, for read() */
 	const struct marker_fmt		*fmt;
-	bool				mixed;	/* alternate read() and GET_READER */
-	bool				keep_up;	/* never nap */
+	enum load_kind			kind;
 	const atomic_bool		*writers_done;
 	const unsigned int		*produced;	/* the writer's, or NULL */
 	pthread_t			thread;
@@ -578,18 +588,17 @@ static void wait_data(struct cpu_reader *r)
 static void *consume(void *arg)
 {
 	struct cpu_reader *r = arg;
-	/* A bound for every kind of load */
-	int load = load_ms(NULL);
-	long long deadline;
 	unsigned int steps = 0, idle = 0;
 	bool use_read = false;
+	long long deadline;
+	int kind, load = 0;
 	bool done;
 	int ret;
 
-	if (load_ms(MIX_MS_ENV) > load)
-		load = load_ms(MIX_MS_ENV);
-	if (load_ms(KEEP_UP_MS_ENV) > load)
-		load = load_ms(KEEP_UP_MS_ENV);
+	/* A bound for every kind of load */
+	for (kind = 0; kind < NR_LOAD_KINDS; kind++)
+		if (load_ms(kind) > load)
+			load = load_ms(kind);
 	deadline = now_ms() + load + DRAIN_MS;
 
 	while (idle < IDLE_STEPS) {
@@ -599,7 +608,7 @@ static void *consume(void *arg)
 		}
 		/* Read before the step: an empty step after it means drained */
 		done = atomic_load(r->writers_done);
-		use_read = r->mixed && !use_read;
+		use_read = r->kind == LOAD_MIXED && !use_read;
 		ret = use_read ? read_step(r) : map_step(r);
 		if (ret < 0) {
 			r->err = ret;
@@ -608,11 +617,12 @@ static void *consume(void *arg)
 		}
 		if (ret) {
 			idle = 0;
-			if (!done && !r->keep_up && ++steps % NAP_EVERY == 0)
+			if (!done && r->kind != LOAD_KEEP_UP &&
+			    ++steps % NAP_EVERY == 0)
 				usleep(NAP_US);
 		} else if (done) {
 			idle++;
-		} else if (r->keep_up) {
+		} else if (r->kind == LOAD_KEEP_UP) {
 			/* Be back at the commit page as soon as possible */
 			sched_yield();
 		} else {
@@ -756,6 +766,7 @@ static void writer_resume(struct cpu_writer *w)
 
 /* A writer and a consumer per online CPU */
 struct load {
+	enum load_kind		kind;
 	int			nr;
 	int			cpus[MAX_CPUS];
 	struct cpu_writer	w[MAX_CPUS];
@@ -769,7 +780,6 @@ FIXTURE(rb) {
 	struct tep_handle	*tep;
 	struct marker_fmt	fmt;
 	struct load		*load;
-	bool			keep_up;	/* consumers that never nap */
 	int			offline_cpu;	/* to put back online, or -1 */
 };
 
@@ -943,7 +953,7 @@ TEST_F_TIMEOUT(rb, header_count, 120)
 
 /* Map every online CPU, start its consumer, then its writer */
 static void load_start(struct __test_metadata *_metadata,
-		       rb_data *self, bool mixed)
+		       rb_data *self, enum load_kind kind)
 {
 	struct load *l;
 	int i;
@@ -951,6 +961,7 @@ static void load_start(struct __test_metadata *_metadata,
 	l = calloc(1, sizeof(*l));
 	ASSERT_NE(NULL, l);
 	self->load = l;
+	l->kind = kind;
 	l->nr = online_cpus(l->cpus);
 	ASSERT_LT(0, l->nr);
 	for (i = 0; i < l->nr; i++) {
@@ -961,8 +972,7 @@ static void load_start(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, reader_open(&l->r[i], self->inst, self->tep,
 					 &self->fmt, l->cpus[i]));
 		ASSERT_EQ(0, writer_open(&l->w[i], self->inst, l->cpus[i]));
-		l->r[i].mixed = mixed;
-		l->r[i].keep_up = self->keep_up;
+		l->r[i].kind = kind;
 		l->r[i].writers_done = &l->writers_done;
 		l->r[i].produced = &l->w[i].produced;
 		l->w[i].stop = &l->stop;
@@ -1007,17 +1017,16 @@ static void load_check(struct __test_metadata *_metadata, struct load *l)
 		lost += l->r[i].acct.lost;
 	}
 	/* Else the test did not exercise what it is about */
-	if (!l->r[0].keep_up)
+	if (l->kind != LOAD_KEEP_UP)
 		EXPECT_LT(0, lost)
 			TH_LOG("no event lost: the writers never lapped the consumers");
 }
 
 static void run_load(struct __test_metadata *_metadata,
-		     rb_data *self, bool mixed)
+		     rb_data *self, enum load_kind kind)
 {
-	load_start(_metadata, self, mixed);
-	sleep_ms(load_ms(self->keep_up ? KEEP_UP_MS_ENV :
-			 mixed ? MIX_MS_ENV : NULL));
+	load_start(_metadata, self, kind);
+	sleep_ms(load_ms(kind));
 	load_stop(self->load);
 	load_check(_metadata, self->load);
 }
@@ -1025,13 +1034,13 @@ static void run_load(struct __test_metadata *_metadata,
 /* One consumer per CPU, with GET_READER only */
 TEST_F_TIMEOUT(rb, load, LOAD_TIMEOUT_S)
 {
-	run_load(_metadata, self, false);
+	run_load(_metadata, self, LOAD_MAP);
 }
 
 /* One consumer per CPU, alternating read() and GET_READER */
 TEST_F_TIMEOUT(rb, mixed_readers, LOAD_TIMEOUT_S)
 {
-	run_load(_metadata, self, true);
+	run_load(_metadata, self, LOAD_MIXED);
 }
 
 /*
@@ -1042,8 +1051,7 @@ TEST_F_TIMEOUT(rb, mixed_readers, LOAD_TIMEOUT_S)
  */
 TEST_F_TIMEOUT(rb, keep_up, LOAD_TIMEOUT_S)
 {
-	self->keep_up = true;
-	run_load(_metadata, self, false);
+	run_load(_metadata, self, LOAD_KEEP_UP);
 }
 
 /*
@@ -1088,7 +1096,7 @@ TEST_F_TIMEOUT(rb, hotplug, 150)
 	ASSERT_EQ(0, set_online(cpu, true));
 	self->offline_cpu = -1;
 
-	load_start(_metadata, self, false);
+	load_start(_metadata, self, LOAD_MAP);
 	l = self->load;
 	for (i = 0; i < l->nr && l->cpus[i] != cpu; i++)
 		;
