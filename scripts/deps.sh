@@ -24,8 +24,8 @@ PKGS=(
 	# trace-cmd report reads ftmmap's trace.dat files (trace-check.sh);
 	# trace-cmd record runs in the guest (bench-tools.sh)
 	trace-cmd
-	# ftmmap record --print -p function_graph prints the finished file
-	# through libtracecmd (dlopen(), x86_64 guest: libtracecmd1 is not
+	# ftmmap prints the function_graph tracer's events through
+	# libtracecmd (dlopen(), x86_64 guest: libtracecmd1 is not
 	# Multi-Arch: same, so there is no arm64 one beside it)
 	libtracecmd1
 	# make bench draws its plots (and make check checks them) with gnuplot

@@ -97,8 +97,8 @@ if [ -e "$stage/usr/bin/ftmmap" ]; then
 		mkdir -p "$stage$plugins"
 		cp -L "$plugins"/*.so "$stage$plugins/"
 		ship_libs "$stage$plugins"/*.so
-		# libtracecmd, which ftmmap loads with dlopen() to print a
-		# function_graph recording as trace-cmd report does (x86_64
+		# libtracecmd, which ftmmap loads with dlopen() to print the
+		# function_graph tracer's events as trace-cmd report does (x86_64
 		# only: Debian has no arm64 one beside the amd64 one)
 		tcl=/usr/lib/$triplet/libtracecmd.so.1
 		if [ -e "$tcl" ]; then

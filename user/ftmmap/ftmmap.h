@@ -46,6 +46,21 @@ struct ftm_event {
 typedef int (*ftm_event_fn)(const struct ftm_event *ev, void *ctx);
 typedef int (*ftm_subbuf_fn)(int cpu, const void *subbuf, size_t size, void *ctx);
 
+/*
+ * The events one ftm_buf_consume() handed over, framed as a sub-buffer of
+ * their own (header, events, the loss before them in the header's flags
+ * and count), as read() frames the part of a sub-buffer it takes: what a
+ * reader of whole sub-buffers (libtracecmd) can be given event by event.
+ */
+struct ftm_piece {
+	int		cpu;
+	const void	*subbuf;
+	size_t		size;		/* the sub-buffer size */
+	unsigned long long last_ts;	/* of its last event */
+};
+
+typedef int (*ftm_piece_fn)(const struct ftm_piece *piece, void *ctx);
+
 /* Totals of what a buffer handed over since it was opened */
 struct ftm_totals {
 	uint64_t	events;		/* events handed over */
@@ -78,6 +93,7 @@ const struct ftm_totals *ftm_buf_totals(const struct ftm_buf *b);
 int ftm_buf_consume(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn on_subbuf,
 		    void *ctx);
 int ftm_buf_flush(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx);
+int ftm_buf_set_piece_fn(struct ftm_buf *b, ftm_piece_fn on_piece);
 
 int ftm_subbuf_size(const char *dir, size_t *size);
 int ftm_read_counters(const char *dir, int cpu, bool use_read, struct ftm_counters *c);

@@ -87,6 +87,10 @@ struct ftm_buf {
 
 	/* Not mapped: the sub-buffer that read() returned */
 	unsigned char		*page;
+
+	/* ftm_buf_set_piece_fn(): where each call's events are framed */
+	ftm_piece_fn		on_piece;
+	unsigned char		*piece;
 };
 
 static char *cpu_file(const char *dir, int cpu, const char *name)
@@ -245,6 +249,7 @@ void ftm_buf_close(struct ftm_buf *b)
 		kbuffer_free(b->kbuf);
 	free(b->copy);
 	free(b->page);
+	free(b->piece);
 	free(b);
 }
 
@@ -279,6 +284,16 @@ const struct ftm_totals *ftm_buf_totals(const struct ftm_buf *b)
 }
 
 /*
+ * The events one call walked, in the sub-buffer: from the first one's own
+ * header (after the time extends before it) to the end of the last one.
+ */
+struct span {
+	const unsigned char	*start, *end;
+	int			first_size;	/* bytes of the first event, header included */
+	unsigned long long	first_ts, last_ts;
+};
+
+/*
  * Walk the events of the sub-buffer loaded in @kbuf that start at byte
  * @from of its data or after it, and before byte @to. @missed goes with the
  * first.
@@ -289,12 +304,15 @@ const struct ftm_totals *ftm_buf_totals(const struct ftm_buf *b)
  * An event whose time extend starts at @from is thus the first one walked,
  * with its time, and one that starts at @to is the first one left out. The
  * sub-buffer is walked from its first event, so that every delta before
- * @from is added into the time stamp as kbuffer means it to be.
+ * @from is added into the time stamp as kbuffer means it to be. @span, if
+ * not NULL, is filled in with where the walked events are.
  */
 static int walk_events(struct kbuffer *kbuf, int cpu, unsigned int from, unsigned int to,
-		       long long missed, ftm_event_fn on_event, void *ctx, uint64_t *count)
+		       long long missed, ftm_event_fn on_event, void *ctx, uint64_t *count,
+		       struct span *span)
 {
 	struct ftm_event ev = { .cpu = cpu, .missed = missed };
+	const unsigned char *hdr;
 	void *data;
 
 	for (data = kbuffer_read_event(kbuf, &ev.ts); data;
@@ -306,6 +324,18 @@ static int walk_events(struct kbuffer *kbuf, int cpu, unsigned int from, unsigne
 		ev.data = data;
 		ev.size = kbuffer_event_size(kbuf);
 		(*count)++;
+		if (span) {
+			/* The event's own header: its data less the header's size */
+			hdr = (const unsigned char *)data -
+			      (kbuffer_curr_size(kbuf) - kbuffer_event_size(kbuf));
+			if (!span->start) {
+				span->start = hdr;
+				span->first_size = kbuffer_curr_size(kbuf);
+				span->first_ts = ev.ts;
+			}
+			span->end = hdr + kbuffer_curr_size(kbuf);
+			span->last_ts = ev.ts;
+		}
 		if (on_event && on_event(&ev, ctx))
 			return -1;
 		ev.missed = 0;
@@ -366,7 +396,7 @@ int ftm_walk_subbuf(const void *subbuf, int cpu, ftm_event_fn on_event, void *ct
 	ret = kbuffer_load_subbuffer(kbuf, (void *)subbuf);
 	if (!ret)
 		ret = walk_events(kbuf, cpu, 0, kbuffer_subbuffer_size(kbuf),
-				  header_lost(kbuf, subbuf), on_event, ctx, &count);
+				  header_lost(kbuf, subbuf), on_event, ctx, &count, NULL);
 	kbuffer_free(kbuf);
 	return ret ? -1 : (int)count;
 }
@@ -399,6 +429,57 @@ static int emit_copy(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx)
 	memcpy(b->copy + sizeof(uint64_t), &commit, sizeof(commit));
 	memset(b->copy + end, 0, b->subbuf_size - end);
 	return on_subbuf ? on_subbuf(b->cpu, b->copy, b->subbuf_size, ctx) : 0;
+}
+
+/*
+ * Give the events a call walked to ftm_piece_fn, framed as a sub-buffer of
+ * their own, as the kernel frames what read() takes of a sub-buffer that
+ * its writer is still filling: the header's time stamp is the one the
+ * first event's delta is from, the commit word their size with the loss
+ * before them (as emit_copy() puts it), and the data the events' bytes as
+ * they are in the ring-buffer, time extends included. The piece starts at
+ * the first event's own header, so that a reader of the piece reports the
+ * loss with that event (kbuffer_missed_events() does for the first entry
+ * only). That event's own delta is what kbuffer adds for it alone in a
+ * sub-buffer whose time stamp is 0.
+ */
+static int emit_piece(struct ftm_buf *b, const struct span *span, long long lost, void *ctx)
+{
+	unsigned long long delta = 0;
+	struct ftm_piece p = { .cpu = b->cpu, .subbuf = b->piece, .size = b->subbuf_size };
+	size_t len = span->end - span->start, end = SUBBUF_HDR_SIZE + len;
+	unsigned long commit = span->first_size;
+	uint64_t ts = 0;
+
+	if (!b->on_piece || !span->start)
+		return 0;
+
+	memcpy(b->piece, &ts, sizeof(ts));
+	memcpy(b->piece + sizeof(ts), &commit, sizeof(commit));
+	memcpy(b->piece + SUBBUF_HDR_SIZE, span->start, span->first_size);
+	if (kbuffer_load_subbuffer(b->kbuf, b->piece) || !kbuffer_read_event(b->kbuf, &delta)) {
+		errno = EPROTO;
+		return -1;
+	}
+
+	ts = span->first_ts - delta;
+	commit = len;
+	if (lost) {
+		commit |= RB_MISSED_EVENTS;
+		if (lost > 0 && end + sizeof(long) <= b->subbuf_size) {
+			unsigned long count = lost;
+
+			memcpy(b->piece + end, &count, sizeof(count));
+			end += sizeof(count);
+			commit |= RB_MISSED_STORED;
+		}
+	}
+	memcpy(b->piece, &ts, sizeof(ts));
+	memcpy(b->piece + sizeof(ts), &commit, sizeof(commit));
+	memmove(b->piece + SUBBUF_HDR_SIZE, span->start, len);
+	memset(b->piece + end, 0, b->subbuf_size - end);
+	p.last_ts = span->last_ts;
+	return b->on_piece(&p, ctx);
 }
 
 static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn on_subbuf,
@@ -484,8 +565,11 @@ static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_f
 		}
 	}
 
-	if (on_event) {
-		if (walk_events(b->kbuf, b->cpu, from, read, lost, on_event, ctx, &events))
+	if (on_event || b->on_piece) {
+		struct span span = { };
+
+		if (walk_events(b->kbuf, b->cpu, from, read, lost, on_event, ctx, &events, &span) ||
+		    emit_piece(b, &span, lost, ctx))
 			return -1;
 	} else {
 		/* Not walked: the kernel's count of what was handed over */
@@ -499,6 +583,7 @@ static int consume_mapped(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_f
 static int consume_read(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn on_subbuf,
 			void *ctx)
 {
+	struct span span = { };
 	uint64_t events = 0;
 	long long missed;
 	ssize_t n;
@@ -520,10 +605,30 @@ static int consume_read(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn 
 
 	if (on_subbuf && on_subbuf(b->cpu, b->page, b->subbuf_size, ctx))
 		return -1;
-	if (walk_events(b->kbuf, b->cpu, 0, b->subbuf_size, missed, on_event, ctx, &events))
+	if (walk_events(b->kbuf, b->cpu, 0, b->subbuf_size, missed, on_event, ctx, &events, &span) ||
+	    emit_piece(b, &span, missed, ctx))
 		return -1;
 	b->totals.events += events;
 	return 1;
+}
+
+/**
+ * ftm_buf_set_piece_fn - have each call hand its events over as a piece too
+ * @b:		the buffer
+ * @on_piece:	called by ftm_buf_consume() with the events it handed over,
+ *		framed as a sub-buffer (struct ftm_piece), with its ctx
+ *
+ * Return: 0, or -1 if out of memory.
+ */
+int ftm_buf_set_piece_fn(struct ftm_buf *b, ftm_piece_fn on_piece)
+{
+	if (!b->piece) {
+		b->piece = malloc(b->subbuf_size);
+		if (!b->piece)
+			return -1;
+	}
+	b->on_piece = on_piece;
+	return 0;
 }
 
 /**

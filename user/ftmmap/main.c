@@ -221,8 +221,7 @@ static void usage(FILE *f)
 	      "  --instance NAME  trace the existing instance NAME, not the top level\n"
 	      "  --cpus LIST      only these CPUs, e.g. 0,2-3 (default: all)\n"
 	      "  --subbuf-kb KB   sub-buffer size in KB: a power of two, a page to 512 pages\n"
-	      "  --print          record: also print the events, as stream does (with\n"
-	      "                   -p function_graph: once recorded, through libtracecmd)\n"
+	      "  --print          record: also print the events, as stream does\n"
 	      "  --read           read() trace_pipe_raw instead of mapping it\n"
 	      "  -d SECONDS       stats: stop after SECONDS (default: at Ctrl-C)\n"
 	      "  --map            stats: map the meta-pages (a buffer cannot be resized while\n"
@@ -1416,13 +1415,20 @@ static int both_event(const struct ftm_event *ev, void *ctx)
 	return printer_queue(ev, b->pr);
 }
 
+static int both_piece(const struct ftm_piece *piece, void *ctx)
+{
+	struct both *b = ctx;
+
+	return printer_queue_piece(piece, b->pr);
+}
+
 /*
  * Take what the buffers hold: those poll() said are ready, or, with @all,
  * every one (the printer needs every CPU read in each round: see
  * printer_round()); @flush gives out the sub-buffers still being read, at
  * the end of a capture.
  */
-static int consume_all(struct session *s, struct printer *pr, struct pollfd *pfd,
+static int consume_all(struct session *s, struct printer *pr, bool graph, struct pollfd *pfd,
 		       const int *pcpu, int nfds, bool all, bool flush)
 {
 	struct both both = { pr, s->dat };
@@ -1431,12 +1437,13 @@ static int consume_all(struct session *s, struct printer *pr, struct pollfd *pfd
 	void *ctx = NULL;
 	int i, ret;
 
+	/* The graph printer takes the events as pieces (ftm_buf_set_piece_fn()) */
 	if (pr && s->dat) {
-		on_event = both_event;
+		on_event = graph ? NULL : both_event;
 		on_subbuf = both_subbuf;
 		ctx = &both;
 	} else if (pr) {
-		on_event = printer_queue;
+		on_event = graph ? NULL : printer_queue;
 		ctx = pr;
 	} else {
 		on_subbuf = tracedat_add_subbuf;
@@ -1459,12 +1466,30 @@ static int consume_all(struct session *s, struct printer *pr, struct pollfd *pfd
 	return 0;
 }
 
-/* The printer of stream and record -p: ftrace's formats and those of the events */
-static struct printer *new_printer(struct session *s)
+/*
+ * The printer of stream and record -p: ftrace's formats and those of the
+ * events; through libtracecmd for @graph (printer_new_graph()), with the
+ * sub-buffer size of the buffers.
+ */
+static struct printer *new_printer(struct session *s, bool graph, size_t subbuf_size)
 {
+	struct tracedat_event *evs;
 	const char **systems;
 	struct printer *pr;
 	int i, j, n = 0;
+
+	if (graph) {
+		evs = calloc(s->nr_events + 1, sizeof(*evs));
+		if (!evs)
+			return NULL;
+		for (i = 0; i < s->nr_events; i++) {
+			evs[i].system = s->events[i].system;
+			evs[i].name = s->events[i].name;
+		}
+		pr = printer_new_graph(evs, s->nr_events, s->nr_cpus, subbuf_size, stdout);
+		free(evs);
+		return pr;
+	}
 
 	systems = calloc(s->nr_events + 2, sizeof(*systems));
 	if (!systems)
@@ -1545,25 +1570,22 @@ static int capture(struct options *opt)
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct timespec flush_wait = { 0, FLUSH_WAIT_MS * 1000000L };
 	struct timespec now, others_at = { };
-	bool print, graph_from_file = false, exited = false;
+	bool print, graph = false, exited = false;
 	int cpu, nfds = 0, status, ret = 0, dat_err = 0;
 	size_t subbuf_size = 0;
 
 	print = !strcmp(opt->cmd, "stream") || opt->print;
 	validate(&s);
 	/*
-	 * record --print of the function_graph tracer: trace-cmd report puts
-	 * a leaf function's entry and exit on one line, which libtracecmd's
-	 * graph printer decides by reading ahead in the file. With libtracecmd
-	 * here, the lines are printed from the finished file, as trace-cmd
-	 * report prints them (print_file()); without it, each event as it
-	 * comes.
+	 * The function_graph tracer: trace-cmd report puts a leaf function's
+	 * entry and exit on one line, which libtracecmd's graph printer
+	 * decides by looking at the next event. With libtracecmd here, the
+	 * events print through it (printer_new_graph()); without it, each
+	 * event as it comes.
 	 */
-	if (opt->print && opt->tracer && !strcmp(opt->tracer, "function_graph")) {
-		graph_from_file = print_file_available();
-		if (graph_from_file)
-			print = false;
-		else
+	if (print && opt->tracer && !strcmp(opt->tracer, "function_graph")) {
+		graph = print_graph_available();
+		if (!graph)
 			error(0, "no libtracecmd (libtracecmd.so.1): the function_graph events print one a line, not joined into trace-cmd report's graph");
 	}
 
@@ -1595,12 +1617,6 @@ static int capture(struct options *opt)
 	}
 	setup(&s);
 
-	if (print) {
-		pr = new_printer(&s);
-		if (!pr)
-			fail_restore(&s, "cannot read the event formats: %s", strerror(errno));
-	}
-
 	pfd = calloc(s.nr_cpus, sizeof(*pfd));
 	pcpu = calloc(s.nr_cpus, sizeof(*pcpu));
 	if (!pfd || !pcpu)
@@ -1612,6 +1628,15 @@ static int capture(struct options *opt)
 		pfd[nfds].fd = ftm_buf_fd(s.bufs[cpu]);
 		pfd[nfds].events = POLLIN;
 		pcpu[nfds++] = cpu;
+		if (graph && ftm_buf_set_piece_fn(s.bufs[cpu], opt->output ? both_piece :
+						  printer_queue_piece))
+			fail_restore(&s, "out of memory");
+	}
+
+	if (print) {
+		pr = new_printer(&s, graph, subbuf_size);
+		if (!pr)
+			fail_restore(&s, "cannot read the event formats: %s", strerror(errno));
 	}
 
 	if (opt->output) {
@@ -1644,7 +1669,7 @@ static int capture(struct options *opt)
 				continue;
 			fail_restore(&s, "poll: %s", strerror(errno));
 		}
-		if (consume_all(&s, pr, pfd, pcpu, nfds, pr != NULL, false))
+		if (consume_all(&s, pr, graph, pfd, pcpu, nfds, pr != NULL, false))
 			fail_restore(&s, "reading the buffers: %s", strerror(errno));
 		if (s.dat) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
@@ -1666,7 +1691,7 @@ static int capture(struct options *opt)
 
 	/* Stop, and take what is left */
 	write_setting(&s, "tracing_on", "0");
-	if (consume_all(&s, pr, pfd, pcpu, nfds, true, true))
+	if (consume_all(&s, pr, graph, pfd, pcpu, nfds, true, true))
 		fail_restore(&s, "reading the buffers: %s", strerror(errno));
 	if (pr)
 		printer_flush(pr);
@@ -1692,10 +1717,6 @@ static int capture(struct options *opt)
 	}
 	if (restore(&s))
 		ret = 1;
-	if (graph_from_file && !dat_err && print_file(opt->output, stdout) && errno != EPIPE) {
-		error(0, "cannot print %s: %s", opt->output, strerror(errno));
-		ret = 1;
-	}
 	if (pr && printer_error(pr) && printer_error(pr) != EPIPE) {
 		/* A closed pipe (| head) is a way to stop; a full disk is not */
 		error(0, "cannot write the events to stdout: %s", strerror(printer_error(pr)));

@@ -18,9 +18,12 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <event-parse.h>
 #include <tracefs.h>
@@ -40,6 +43,25 @@ struct queue {
 	size_t		head, len, alloc;
 };
 
+/* libtracecmd's calls, once loaded (print_graph_available()) */
+struct tracecmd_input;
+
+static struct {
+	bool tried, ok;
+	struct tracecmd_input *(*alloc_fd)(int fd, int flags);
+	int (*read_headers)(struct tracecmd_input *handle, int state);
+	int (*make_pipe)(struct tracecmd_input *handle, int cpu, int fd, int cpus);
+	struct tep_handle *(*get_tep)(struct tracecmd_input *handle);
+	struct tep_record *(*peek_next)(struct tracecmd_input *handle, int *cpu);
+	struct tep_record *(*read_data)(struct tracecmd_input *handle, int cpu);
+	void (*free_record)(struct tep_record *record);
+	void (*close)(struct tracecmd_input *handle);
+	void (*set_loglevel)(enum tep_loglevel level);
+} tcl;
+
+/* enum tracecmd_file_states: the headers up to the printk formats */
+#define TRACECMD_FILE_PRINTK	6
+
 struct printer {
 	struct tep_handle *tep;
 	FILE		*out;
@@ -52,6 +74,13 @@ struct printer {
 	struct trace_seq seq;
 	struct tep_plugin_list *plugins;
 	int		out_errno;	/* the first write error on out */
+
+	/* The graph printer (printer_new_graph()): libtracecmd reads the pieces */
+	struct tracecmd_input *handle;
+	int		*cpu_fd;	/* the pieces of each CPU, in a memfd */
+	off_t		*cpu_end;	/* where the next piece goes */
+	size_t		subbuf_size;
+	struct tep_record *held;	/* read, printed once its successor is known */
 };
 
 /**
@@ -192,8 +221,255 @@ static void print_queued(struct printer *pr, bool all, unsigned long long limit)
 		if (q->head == q->len)
 			q->head = q->len = 0;
 	}
+}
+
+/*
+ * The function_graph tracer's lines as trace-cmd report prints them:
+ * libtracecmd's graph printer puts a leaf function's entry and exit on one
+ * line ("func();" with its duration), deciding it by looking at the next
+ * event of the trace (tracecmd_peek_next_data() on the thread's current
+ * input handle). Its handlers are registered on the tep of an input handle
+ * (tracecmd_alloc_fd()), never on one a program made itself. So here, as
+ * trace-cmd stream does, libtracecmd reads a trace.dat file's headers
+ * (tracedat_headers(), in a memfd) and then each CPU's data as from a pipe
+ * (tracecmd_make_pipe()): a memfd per CPU, to which each piece of events
+ * the ring-buffer hands over (struct ftm_piece, a sub-buffer of its own) is
+ * appended. A memfd, not a pipe: it never blocks nor fills, and a read at
+ * its end just finds nothing yet, as libtracecmd's reads of a non-blocking
+ * pipe do. What libtracecmd has read is given back to memory as it goes.
+ *
+ * The next event of the trace is known once it is at or below the limit of
+ * printer_round(): every event up to the limit has been read, from every
+ * CPU. So an event is printed when the one after it (on any CPU) is at or
+ * below the limit too, or at the end; it is held until then. Its line
+ * then is the one trace-cmd report prints of a file of the same events.
+ *
+ * libtracecmd is loaded with dlopen(): a system without it (the arm64
+ * guest: Debian's libtracecmd1 is not Multi-Arch: same) still runs the
+ * tool, which then prints each event from its format.
+ */
+
+/**
+ * print_graph_available - whether printer_new_graph() can work here
+ *
+ * Loads libtracecmd (libtracecmd.so.1) the first time; it stays loaded.
+ *
+ * Return: true if it could be loaded, with every call the graph printer uses.
+ */
+bool print_graph_available(void)
+{
+	void *dl;
+
+	if (tcl.tried)
+		return tcl.ok;
+	tcl.tried = true;
+	dl = dlopen("libtracecmd.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!dl)
+		return false;
+	tcl.alloc_fd = dlsym(dl, "tracecmd_alloc_fd");
+	tcl.read_headers = dlsym(dl, "tracecmd_read_headers");
+	tcl.make_pipe = dlsym(dl, "tracecmd_make_pipe");
+	tcl.get_tep = dlsym(dl, "tracecmd_get_tep");
+	tcl.peek_next = dlsym(dl, "tracecmd_peek_next_data");
+	tcl.read_data = dlsym(dl, "tracecmd_read_data");
+	tcl.free_record = dlsym(dl, "tracecmd_free_record");
+	tcl.close = dlsym(dl, "tracecmd_close");
+	tcl.set_loglevel = dlsym(dl, "tracecmd_set_loglevel");
+	tcl.ok = tcl.alloc_fd && tcl.read_headers && tcl.make_pipe && tcl.get_tep &&
+		 tcl.peek_next && tcl.read_data && tcl.free_record && tcl.close &&
+		 tcl.set_loglevel;
+	if (!tcl.ok)
+		dlclose(dl);
+	return tcl.ok;
+}
+
+/**
+ * printer_queue_piece - queue the events of a piece for printing (a ftm_piece_fn)
+ * @piece:	the events, framed as a sub-buffer; copied
+ * @ctx:	the struct printer, made by printer_new_graph()
+ *
+ * Return: 0, or -1 with errno set.
+ */
+int printer_queue_piece(const struct ftm_piece *piece, void *ctx)
+{
+	struct printer *pr = ctx;
+	int cpu = piece->cpu;
+
+	if (cpu < 0 || cpu >= pr->nr_cpus || piece->size != pr->subbuf_size) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pwrite(pr->cpu_fd[cpu], piece->subbuf, piece->size, pr->cpu_end[cpu]) !=
+	    (ssize_t)piece->size) {
+		errno = errno ? errno : ENOSPC;
+		return -1;
+	}
+	pr->cpu_end[cpu] += piece->size;
+	if (!pr->any || piece->last_ts > pr->round_max)
+		pr->round_max = piece->last_ts;
+	pr->any = true;
+	return 0;
+}
+
+/* Print, in time order, what libtracecmd has read up to @limit (all if @all) */
+static void print_graph(struct printer *pr, bool all, unsigned long long limit)
+{
+	struct tep_record *next;
+	off_t done;
+	int cpu;
+
+	load_cmdlines(pr->tep);
+	for (;;) {
+		if (!pr->held) {
+			next = tcl.peek_next(pr->handle, &cpu);
+			if (!next || (!all && next->ts > limit))
+				break;
+			pr->held = tcl.read_data(pr->handle, cpu);
+			if (!pr->held)
+				break;
+		}
+		/* Its line may depend on the next event: known, or the end */
+		next = tcl.peek_next(pr->handle, &cpu);
+		if (!all && (!next || next->ts > limit))
+			break;
+		print_line(pr->tep, &pr->seq, pr->out, pr->held);
+		tcl.free_record(pr->held);
+		pr->held = NULL;
+	}
+	/* What libtracecmd read is in its own copies by now */
+	for (cpu = 0; cpu < pr->nr_cpus; cpu++) {
+		done = lseek(pr->cpu_fd[cpu], 0, SEEK_CUR);
+		if (done > 0)
+			fallocate(pr->cpu_fd[cpu], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+				  done);
+	}
+}
+
+/* Print the events waiting, by whichever printer this is */
+static void print_some(struct printer *pr, bool all, unsigned long long limit)
+{
+	if (pr->handle)
+		print_graph(pr, all, limit);
+	else
+		print_queued(pr, all, limit);
 	if ((fflush(pr->out) || ferror(pr->out)) && !pr->out_errno)
 		pr->out_errno = errno ? errno : EIO;
+}
+
+static void free_graph(struct printer *pr)
+{
+	int cpu, in;
+
+	if (pr->held)
+		tcl.free_record(pr->held);
+	/*
+	 * tracecmd_close() of a handle made to read pipes (libtracecmd 1.3)
+	 * miscounts its pages, and warns "N pages still allocated" for each
+	 * CPU: quiet (libtracecmd's default level is warnings). It also
+	 * closes descriptor 0 for each CPU (tracecmd_make_pipe() leaves its
+	 * compress.fd at 0): stdin is kept.
+	 */
+	in = dup(STDIN_FILENO);
+	tcl.set_loglevel(TEP_LOG_NONE);
+	tcl.close(pr->handle);
+	tcl.set_loglevel(TEP_LOG_WARNING);
+	if (in >= 0) {
+		dup2(in, STDIN_FILENO);
+		close(in);
+	}
+	for (cpu = 0; cpu < pr->nr_cpus; cpu++)
+		if (pr->cpu_fd[cpu] >= 0)
+			close(pr->cpu_fd[cpu]);
+	pr->handle = NULL;
+	pr->tep = NULL;
+}
+
+/**
+ * printer_new_graph - a printer that prints through libtracecmd
+ * @events:	the events whose formats go into its headers (ftrace's always do)
+ * @nr_events:	how many
+ * @nr_cpus:	CPUs 0 to @nr_cpus - 1
+ * @subbuf_size: the size of the sub-buffers, as of the pieces
+ * @out:	where to print
+ *
+ * Its events come in pieces (printer_queue_piece()), and print as
+ * trace-cmd report prints them, the function_graph tracer's included.
+ *
+ * Return: the printer, or NULL with errno set (ENOENT: no libtracecmd).
+ */
+struct printer *printer_new_graph(const struct tracedat_event *events, int nr_events,
+				  int nr_cpus, size_t subbuf_size, FILE *out)
+{
+	struct printer *pr;
+	FILE *hdr = NULL;
+	int fd, cpu, err;
+
+	if (!print_graph_available()) {
+		errno = ENOENT;
+		return NULL;
+	}
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return NULL;
+	pr->out = out;
+	pr->nr_cpus = nr_cpus;
+	pr->subbuf_size = subbuf_size;
+	trace_seq_init(&pr->seq);
+	pr->cpu_fd = malloc(nr_cpus * sizeof(*pr->cpu_fd));
+	pr->cpu_end = calloc(nr_cpus, sizeof(*pr->cpu_end));
+	if (!pr->cpu_fd || !pr->cpu_end)
+		goto fail;
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		pr->cpu_fd[cpu] = -1;
+
+	/* The headers; libtracecmd keeps the descriptor, and closes it */
+	fd = memfd_create("ftmmap-headers", MFD_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	hdr = fdopen(fd, "w+");
+	if (!hdr) {
+		close(fd);
+		goto fail;
+	}
+	if (tracedat_headers(hdr, subbuf_size, events, nr_events))
+		goto fail;
+	fd = dup(fd);
+	if (fd < 0 || lseek(fd, 0, SEEK_SET)) {
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	pr->handle = tcl.alloc_fd(fd, 0);
+	if (!pr->handle) {
+		close(fd);
+		errno = EINVAL;
+		goto fail;
+	}
+	if (tcl.read_headers(pr->handle, TRACECMD_FILE_PRINTK) < 0) {
+		errno = EINVAL;
+		goto fail;
+	}
+	pr->tep = tcl.get_tep(pr->handle);
+
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		pr->cpu_fd[cpu] = memfd_create("ftmmap-cpu", MFD_CLOEXEC);
+		if (pr->cpu_fd[cpu] < 0)
+			goto fail;
+		if (tcl.make_pipe(pr->handle, cpu, pr->cpu_fd[cpu], nr_cpus) < 0) {
+			errno = ENOMEM;
+			goto fail;
+		}
+	}
+	fclose(hdr);
+	return pr;
+
+fail:
+	err = errno ? errno : EINVAL;
+	if (hdr)
+		fclose(hdr);
+	printer_free(pr);
+	errno = err;
+	return NULL;
 }
 
 /**
@@ -256,7 +532,7 @@ struct printer *printer_new(const char * const *systems, int nr_cpus, FILE *out)
 void printer_round(struct printer *pr)
 {
 	if (pr->have_limit)
-		print_queued(pr, false, pr->limit);
+		print_some(pr, false, pr->limit);
 	if (pr->any && (!pr->have_limit || pr->round_max > pr->limit)) {
 		pr->limit = pr->round_max;
 		pr->have_limit = true;
@@ -274,6 +550,8 @@ bool printer_pending(const struct printer *pr)
 {
 	int cpu;
 
+	if (pr->handle)
+		return pr->held || tcl.peek_next(pr->handle, &cpu);
 	for (cpu = 0; cpu < pr->nr_cpus; cpu++)
 		if (pr->q[cpu].head != pr->q[cpu].len)
 			return true;
@@ -286,7 +564,7 @@ bool printer_pending(const struct printer *pr)
  */
 void printer_flush(struct printer *pr)
 {
-	print_queued(pr, true, 0);
+	print_some(pr, true, 0);
 }
 
 /**
@@ -311,6 +589,8 @@ void printer_free(struct printer *pr)
 
 	if (!pr)
 		return;
+	if (pr->handle)
+		free_graph(pr);
 	for (cpu = 0; pr->q && cpu < pr->nr_cpus; cpu++) {
 		q = &pr->q[cpu];
 		while (q->head < q->len)
@@ -318,100 +598,12 @@ void printer_free(struct printer *pr)
 		free(q->ev);
 	}
 	free(pr->q);
+	free(pr->cpu_fd);
+	free(pr->cpu_end);
 	if (pr->plugins)
 		tep_unload_plugins(pr->plugins, pr->tep);
-	if (pr->tep)
+	if (pr->tep && !pr->handle)
 		tep_free(pr->tep);
 	trace_seq_destroy(&pr->seq);
 	free(pr);
-}
-
-/*
- * A finished trace.dat file printed through libtracecmd, as trace-cmd
- * report prints it. libtracecmd's function_graph handlers put a leaf
- * function's entry and exit on one line ("func();" with its duration):
- * they look ahead in the file for the exit (tracecmd_peek_next_data() on
- * the input handle that tracecmd_read_data() last used), which events
- * read from the ring-buffer do not come with. libtracecmd is loaded with
- * dlopen(): a system without it (the arm64 guest: Debian's libtracecmd1 is
- * not Multi-Arch: same) still runs the tool, and prints each event.
- */
-struct tracecmd_input;
-
-/* libtracecmd's calls, once loaded: open is NULL if it cannot be */
-static struct {
-	bool tried;
-	struct tracecmd_input *(*open)(const char *file, int flags);
-	struct tep_handle *(*get_tep)(struct tracecmd_input *handle);
-	struct tep_record *(*read_next)(struct tracecmd_input *handle, int *cpu);
-	void (*free_record)(struct tep_record *record);
-	void (*close)(struct tracecmd_input *handle);
-} tcl;
-
-/**
- * print_file_available - whether print_file() can print here
- *
- * Loads libtracecmd (libtracecmd.so.1) the first time; it stays loaded.
- *
- * Return: true if it could be loaded, with every call print_file() uses.
- */
-bool print_file_available(void)
-{
-	void *dl;
-
-	if (tcl.tried)
-		return tcl.open != NULL;
-	tcl.tried = true;
-	dl = dlopen("libtracecmd.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!dl)
-		return false;
-	tcl.get_tep = dlsym(dl, "tracecmd_get_tep");
-	tcl.read_next = dlsym(dl, "tracecmd_read_next_data");
-	tcl.free_record = dlsym(dl, "tracecmd_free_record");
-	tcl.close = dlsym(dl, "tracecmd_close");
-	if (tcl.get_tep && tcl.read_next && tcl.free_record && tcl.close)
-		tcl.open = dlsym(dl, "tracecmd_open");
-	if (!tcl.open)
-		dlclose(dl);
-	return tcl.open != NULL;
-}
-
-/**
- * print_file - print the events of a trace.dat file as trace-cmd report
- * @file:	the file
- * @out:	where to print
- *
- * Return: 0, or -1 with errno set (ENOENT: no libtracecmd; EIO: the file
- * does not open, or @out cannot be written).
- */
-int print_file(const char *file, FILE *out)
-{
-	struct tracecmd_input *handle;
-	struct tep_record *rec;
-	struct tep_handle *tep;
-	struct trace_seq s;
-	int cpu;
-
-	if (!print_file_available()) {
-		errno = ENOENT;
-		return -1;
-	}
-	handle = tcl.open(file, 0);
-	if (!handle) {
-		errno = EIO;
-		return -1;
-	}
-	tep = tcl.get_tep(handle);
-	trace_seq_init(&s);
-	while ((rec = tcl.read_next(handle, &cpu))) {
-		print_line(tep, &s, out, rec);
-		tcl.free_record(rec);
-	}
-	trace_seq_destroy(&s);
-	tcl.close(handle);
-	if (fflush(out) || ferror(out)) {
-		errno = errno ? errno : EIO;
-		return -1;
-	}
-	return 0;
 }

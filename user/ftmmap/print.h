@@ -8,9 +8,12 @@
  *   ...
  *   printer_flush(pr);                             (prints the rest)
  *
- * or, for a finished trace.dat file (through libtracecmd, if present):
+ * or, through libtracecmd (if present), which prints the function_graph
+ * tracer's leaf calls on one line as trace-cmd report does:
  *
- *   print_file(file, stdout);
+ *   pr = printer_new_graph(events, nr_events, nr_cpus, subbuf_size, stdout);
+ *   ftm_buf_set_piece_fn(b, printer_queue_piece);  (every CPU)
+ *   ftm_buf_consume(b, NULL, NULL, pr);            (then as above)
  */
 #ifndef FTMMAP_PRINT_H
 #define FTMMAP_PRINT_H
@@ -19,6 +22,7 @@
 #include <stdio.h>
 
 #include "ftmmap.h"
+#include "tracedat.h"
 
 struct printer;
 
@@ -30,7 +34,9 @@ void printer_flush(struct printer *pr);
 int printer_error(const struct printer *pr);
 void printer_free(struct printer *pr);
 
-bool print_file_available(void);
-int print_file(const char *file, FILE *out);
+bool print_graph_available(void);
+struct printer *printer_new_graph(const struct tracedat_event *events, int nr_events,
+				  int nr_cpus, size_t subbuf_size, FILE *out);
+int printer_queue_piece(const struct ftm_piece *piece, void *ctx);
 
 #endif /* FTMMAP_PRINT_H */

@@ -335,6 +335,67 @@ static int put_event_formats(struct tracedat *t, const struct tracedat_event *ev
 	return 0;
 }
 
+/*
+ * The file up to the CPU count: the machine, the event formats, kallsyms,
+ * printk formats and saved cmdlines.
+ */
+static int put_headers(struct tracedat *t, const struct tracedat_event *events, int nr_events)
+{
+	uint16_t one = 1;
+	char endian = *(char *)&one ? 0 : 1;
+	char long_size = sizeof(long), *data;
+	size_t size;
+
+	put(t, TRACECMD_MAGIC, strlen(TRACECMD_MAGIC));
+	put(t, TRACECMD_VERSION, strlen(TRACECMD_VERSION) + 1);
+	put(t, &endian, 1);
+	put(t, &long_size, 1);
+	put_u32(t, t->subbuf_size);
+
+	put(t, "header_page", strlen("header_page") + 1);
+	if (put_tracefs_file(t, NULL, "events/header_page", 8))
+		return -1;
+	put(t, "header_event", strlen("header_event") + 1);
+	if (put_tracefs_file(t, NULL, "events/header_event", 8))
+		return -1;
+	if (put_ftrace_formats(t) || put_event_formats(t, events, nr_events))
+		return -1;
+
+	data = ftm_read_file("/proc/kallsyms", &size);
+	put_sized(t, 4, data ? data : "", data ? size : 0);
+	free(data);
+	if (put_tracefs_file(t, NULL, "printk_formats", 4) ||
+	    put_tracefs_file(t, NULL, "saved_cmdlines", 8))
+		return -1;
+	return 0;
+}
+
+/**
+ * tracedat_headers - write the headers of a trace.dat file, no CPU data
+ * @out:	where to write them
+ * @subbuf_size: the size of the sub-buffers (the file's page size)
+ * @events:	the events whose formats go in (ftrace's always do)
+ * @nr_events:	how many
+ *
+ * What libtracecmd reads before the CPU data (tracecmd_read_headers(),
+ * up to the printk formats and the saved cmdlines).
+ *
+ * Return: 0, or -1 with errno set.
+ */
+int tracedat_headers(FILE *out, size_t subbuf_size, const struct tracedat_event *events,
+		     int nr_events)
+{
+	struct tracedat t = { .out = out, .subbuf_size = subbuf_size };
+
+	if (put_headers(&t, events, nr_events))
+		return -1;
+	if (fflush(out) || ferror(out)) {
+		errno = errno ? errno : EIO;
+		return -1;
+	}
+	return 0;
+}
+
 static void put_option(struct tracedat *t, uint16_t id, const char *data, size_t len)
 {
 	put_u16(t, id);
@@ -457,39 +518,15 @@ fail:
  */
 int tracedat_finish(struct tracedat *t, const struct tracedat_event *events, int nr_events)
 {
-	uint16_t one = 1;
-	char endian = *(char *)&one ? 0 : 1;
-	char long_size = sizeof(long), *data, *clock = NULL;
+	char *clock = NULL;
 	struct utsname uts;
 	uint64_t offset, copied, entry[2];
 	off_t table, end;
-	size_t size;
 	int cpu, err = 0;
 
 	/* The headers are built in memory, then written where there is room */
 	t->out = open_memstream(&t->hdr, &t->hdr_len);
-	if (!t->out)
-		goto fail;
-	put(t, TRACECMD_MAGIC, strlen(TRACECMD_MAGIC));
-	put(t, TRACECMD_VERSION, strlen(TRACECMD_VERSION) + 1);
-	put(t, &endian, 1);
-	put(t, &long_size, 1);
-	put_u32(t, t->subbuf_size);
-
-	put(t, "header_page", strlen("header_page") + 1);
-	if (put_tracefs_file(t, NULL, "events/header_page", 8))
-		goto fail;
-	put(t, "header_event", strlen("header_event") + 1);
-	if (put_tracefs_file(t, NULL, "events/header_event", 8))
-		goto fail;
-	if (put_ftrace_formats(t) || put_event_formats(t, events, nr_events))
-		goto fail;
-
-	data = ftm_read_file("/proc/kallsyms", &size);
-	put_sized(t, 4, data ? data : "", data ? size : 0);
-	free(data);
-	if (put_tracefs_file(t, NULL, "printk_formats", 4) ||
-	    put_tracefs_file(t, NULL, "saved_cmdlines", 8))
+	if (!t->out || put_headers(t, events, nr_events))
 		goto fail;
 
 	put_u32(t, t->nr_cpus);

@@ -7,6 +7,8 @@
  *   tracedat_error(t);                           (the disk is full: stop)
  *   tracedat_finish(t, events, nr_events);
  *
+ * or the headers alone, for libtracecmd to read (tracedat_headers()).
+ *
  * The sub-buffers are kept in one unlinked file per CPU next to the output
  * until tracedat_finish() writes the headers and then copies them.
  */
@@ -14,6 +16,7 @@
 #define TRACEDAT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct tracefs_instance;
 struct tracedat;
@@ -30,5 +33,7 @@ int tracedat_add_subbuf(int cpu, const void *subbuf, size_t size, void *t);
 int tracedat_error(const struct tracedat *t);
 int tracedat_finish(struct tracedat *t, const struct tracedat_event *events, int nr_events);
 void tracedat_abort(struct tracedat *t);
+int tracedat_headers(FILE *out, size_t subbuf_size, const struct tracedat_event *events,
+		     int nr_events);
 
 #endif /* TRACEDAT_H */

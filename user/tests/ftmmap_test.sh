@@ -890,10 +890,10 @@ fi
 
 # 52-54: tracers (-p, -l, -n, -g) with one CPU online: code patching and
 # several vCPUs under TCG do not mix. function -l: only that function;
-# function_graph -g: the graph under it; everything put back. record
-# --print of function_graph: trace-cmd report's graph (leaf calls on one
-# line) where libtracecmd is (x86_64), else one line that says it is
-# missing and the events one a line (the arm64 guest).
+# function_graph -g: the graph under it; everything put back. stream and
+# record --print of function_graph: trace-cmd report's graph (leaf calls
+# on one line) where libtracecmd is (x86_64), else one line that says it
+# is missing and the events one a line (the arm64 guest).
 offline=
 for d in /sys/devices/system/cpu/cpu[1-9]*; do
 	if [ -e "$d/online" ] && [ "$(cat "$d/online")" = 1 ] && echo 0 >"$d/online"; then
@@ -927,33 +927,40 @@ else
 	diff "$W/before" "$W/after" | sed 's/^/# /'
 	fail "-p function -l -n" "$W/fn.err" "$W/fn.out"
 fi
-if [ $rc2 = 0 ] && grep -q ' funcgraph_entry: ' "$W/fg.out" && grep -q ' funcgraph_exit: ' "$W/fg.out"; then
-	pass "-p function_graph -g: $(grep -c ' funcgraph_' "$W/fg.out") funcgraph lines"
-else
-	echo "# exit $rc2"
-	fail "-p function_graph -g" "$W/fg.err" "$W/fg.out"
-fi
-why=
-[ $rc3 = 0 ] || why="exit $rc3"
-nleaf=$(grep -c ' funcgraph_entry: .*|  *[a-z_0-9.]*();$' "$W/fgr.out")
-if ls /lib/*/libtracecmd.so.1 >/dev/null 2>&1; then
-	what="through libtracecmd: $nleaf leaf calls"
-	[ "$nleaf" -gt 0 ] || why="$why; no leaf call line"
-	grep -q ' funcgraph_entry: .*|  do_nanosleep() {$' "$W/fgr.out" || why="$why; no 'do_nanosleep() {'"
-	! grep -q -- '--> ' "$W/fgr.out" || why="$why; an event printed alone"
-	! grep -q 'libtracecmd' "$W/fgr.err" || why="$why; says libtracecmd is missing"
-else
-	what="no libtracecmd: said so, the events one a line"
-	[ "$(grep -c 'no libtracecmd' "$W/fgr.err")" = 1 ] || why="$why; not said once"
-	grep -q ' funcgraph_entry: *--> do_nanosleep ' "$W/fgr.out" || why="$why; no do_nanosleep entry"
-	[ "$nleaf" = 0 ] || why="$why; $nleaf leaf lines"
-fi
-if [ -z "$why" ]; then
-	pass "record --print -p function_graph: $what"
-else
-	echo "# $why"
-	fail "record --print -p function_graph" "$W/fgr.err" "$W/fgr.out"
-fi
+# graph_lines NAME RC WHAT: a function_graph run of stream or record
+# --print. Where libtracecmd is: trace-cmd report's graph, leaf calls on one
+# line, and no entry line ("f() {") whose next line is the same task's exit
+# ("}"), which trace-cmd report would have joined; else said once, and the
+# events one a line.
+graph_lines() {
+	why=
+	[ "$2" = 0 ] || why="exit $2"
+	nleaf=$(grep -c ' funcgraph_entry: .*|  *[a-z_0-9.]*();$' "$W/$1.out")
+	if ls /lib/*/libtracecmd.so.1 >/dev/null 2>&1; then
+		what="through libtracecmd: $nleaf leaf calls"
+		[ "$nleaf" -gt 0 ] || why="$why; no leaf call line"
+		grep -q ' funcgraph_entry: .*|  do_nanosleep() {$' "$W/$1.out" || why="$why; no 'do_nanosleep() {'"
+		! grep -q -- '--> ' "$W/$1.out" || why="$why; an event printed alone"
+		! grep -q 'libtracecmd' "$W/$1.err" || why="$why; says libtracecmd is missing"
+		unjoined=$(awk '$0 ~ / funcgraph_exit: .*\|  *}/ && prev != "" && $1 == prev { n++ }
+			{ prev = ($0 ~ / funcgraph_entry: .*\{$/) ? $1 : "" }
+			END { print n + 0 }' "$W/$1.out")
+		[ "$unjoined" = 0 ] || why="$why; $unjoined leaf calls not joined"
+	else
+		what="no libtracecmd: said so, the events one a line"
+		[ "$(grep -c 'no libtracecmd' "$W/$1.err")" = 1 ] || why="$why; not said once"
+		grep -q ' funcgraph_entry: *--> do_nanosleep ' "$W/$1.out" || why="$why; no do_nanosleep entry"
+		[ "$nleaf" = 0 ] || why="$why; $nleaf leaf lines"
+	fi
+	if [ -z "$why" ]; then
+		pass "$3 -p function_graph: $what"
+	else
+		echo "# $why"
+		fail "$3 -p function_graph" "$W/$1.err" "$W/$1.out"
+	fi
+}
+graph_lines fg $rc2 stream
+graph_lines fgr $rc3 "record --print"
 
 # 55-57: bad trace-cmd options: exit 2, one line, tracefs unchanged
 PAT='no tracer' one_error "unknown tracer" $FTMMAP stream -p no_such_tracer
