@@ -71,6 +71,7 @@ struct printer {
 	unsigned long long round_max;	/* the newest time stamp of this round */
 	bool		have_limit;
 	unsigned long long limit;	/* round_max of the last round */
+	bool		raised;		/* the last round raised the limit */
 	struct trace_seq seq;
 	struct tep_plugin_list *plugins;
 	int		out_errno;	/* the first write error on out */
@@ -533,25 +534,33 @@ void printer_round(struct printer *pr)
 {
 	if (pr->have_limit)
 		print_some(pr, false, pr->limit);
+	pr->raised = false;
 	if (pr->any && (!pr->have_limit || pr->round_max > pr->limit)) {
 		pr->limit = pr->round_max;
 		pr->have_limit = true;
+		pr->raised = true;
 	}
 	pr->any = false;
 }
 
 /**
- * printer_pending - whether events wait to be printed
+ * printer_pending - whether events wait for a round to be printed
  * @pr:	the printer
  *
- * Return: true if some event is queued.
+ * Return: true if some event is queued that a round, even with no new
+ * event, can print.
  */
 bool printer_pending(const struct printer *pr)
 {
 	int cpu;
 
+	/*
+	 * The graph printer holds the last event until the next is known: a
+	 * round with no new event prints it no more than the one before, so
+	 * it waits for a round only after one that raised the limit.
+	 */
 	if (pr->handle)
-		return pr->held || tcl.peek_next(pr->handle, &cpu);
+		return pr->raised && (pr->held || tcl.peek_next(pr->handle, &cpu));
 	for (cpu = 0; cpu < pr->nr_cpus; cpu++)
 		if (pr->q[cpu].head != pr->q[cpu].len)
 			return true;
