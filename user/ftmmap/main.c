@@ -1466,6 +1466,20 @@ static int consume_all(struct session *s, struct printer *pr, bool graph, struct
 	return 0;
 }
 
+/* The session's events, as the trace.dat writer takes them; to free() */
+static struct tracedat_event *file_events(const struct session *s)
+{
+	struct tracedat_event *evs;
+	int i;
+
+	evs = calloc(s->nr_events + 1, sizeof(*evs));
+	for (i = 0; evs && i < s->nr_events; i++) {
+		evs[i].system = s->events[i].system;
+		evs[i].name = s->events[i].name;
+	}
+	return evs;
+}
+
 /*
  * The printer of stream and record -p: ftrace's formats and those of the
  * events; through libtracecmd for @graph (printer_new_graph()), with the
@@ -1479,13 +1493,9 @@ static struct printer *new_printer(struct session *s, bool graph, size_t subbuf_
 	int i, j, n = 0;
 
 	if (graph) {
-		evs = calloc(s->nr_events + 1, sizeof(*evs));
+		evs = file_events(s);
 		if (!evs)
 			return NULL;
-		for (i = 0; i < s->nr_events; i++) {
-			evs[i].system = s->events[i].system;
-			evs[i].name = s->events[i].name;
-		}
 		pr = printer_new_graph(evs, s->nr_events, s->nr_cpus, subbuf_size, stdout);
 		free(evs);
 		return pr;
@@ -1542,16 +1552,12 @@ static void note_other_events(struct session *s)
 static int finish_record(struct session *s)
 {
 	struct tracedat_event *evs;
-	int i, ret, err;
+	int ret, err;
 
 	note_other_events(s);
-	evs = calloc(s->nr_events + 1, sizeof(*evs));
+	evs = file_events(s);
 	if (!evs)
 		return -1;
-	for (i = 0; i < s->nr_events; i++) {
-		evs[i].system = s->events[i].system;
-		evs[i].name = s->events[i].name;
-	}
 	ret = tracedat_finish(s->dat, evs, s->nr_events);
 	err = errno;
 	s->dat = NULL;

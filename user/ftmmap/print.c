@@ -59,7 +59,12 @@ static struct {
 	void (*set_loglevel)(enum tep_loglevel level);
 } tcl;
 
-/* enum tracecmd_file_states: the headers up to the printk formats */
+/*
+ * enum tracecmd_file_states: the headers up to the printk formats. The
+ * calls that read from pipes (tracecmd_alloc_fd(), tracecmd_read_headers(),
+ * tracecmd_make_pipe()) are exported by libtracecmd 1.3 but declared in
+ * trace-cmd's private header, with this enum; trace-cmd stream uses them.
+ */
 #define TRACECMD_FILE_PRINTK	6
 
 struct printer {
