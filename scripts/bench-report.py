@@ -7,7 +7,7 @@
 
 RESULTS holds the "# result:" lines of the guests (user/bench.c), each
 prefixed with kernel=NAME; TOOLS_CSV the lines of bench-tools.sh
-(workload,tool,events,lost,busy_instr,total,marginal,tracing).  Writes
+(workload,tool,events,lost,busy_instr,total,marginal,tracing,own).  Writes
 OUT/results.csv (kernel,measure,variant,size,figure,value, sorted), then the
 plots OUT/*.svg with gnuplot, says which figures and plots changed, and exits
 with 1 when a bound is passed (environment MAX_DRAIN, MAX_WRITER).
@@ -66,7 +66,7 @@ def parse_results(path, tools_path):
         else:
             sys.exit(f"ERROR: unknown measure in {line!r}")
     if tools_path and os.path.exists(tools_path):
-        names = ["events", "lost", "busy_instr", "total", "marginal", "tracing"]
+        names = ["events", "lost", "busy_instr", "total", "marginal", "tracing", "own"]
         for r in csv.reader(open(tools_path)):
             if not r:
                 continue
@@ -175,19 +175,23 @@ def table(rows, mainline):
     if tools:
         add("\ntools on ours, instructions per event (writer + consumer)")
         add(f"    {'workload':10} {'tool':22} {'events':>8} {'lost':>6} {'total':>7}"
-              f" {'marginal':>9} {'tracing':>8}")
+              f" {'marginal':>9} {'tracing':>8} {'own':>6}")
         for w, t in tools:
             f = {n: get(rows, "ours", w, t, "", n)
-                 for n in ["events", "lost", "total", "marginal", "tracing"]}
+                 for n in ["events", "lost", "total", "marginal", "tracing", "own"]}
             add(f"    {w[6:]:10} {t:22} {f['events']:8.0f} {f['lost']:6.0f} {f['total']:7.0f}"
-                  f" {f['marginal']:9.0f} {f['tracing']:8.0f}")
+                  f" {f['marginal']:9.0f} {f['tracing']:8.0f}"
+                  + (f" {f['own']:6.0f}" if f["own"] is not None else ""))
         for w in sorted({w for w, _ in tools}):
             for a, b in [("ftmmap", "trace-cmd"), ("ftmmap", "trace-cmd-v6"),
                          ("ftmmap-stream", "trace-cmd-stream")]:
                 ra, rb = (get(rows, "ours", w, a, "", "total"),
                           get(rows, "ours", w, b, "", "total"))
+                oa, ob = (get(rows, "ours", w, a, "", "own"),
+                          get(rows, "ours", w, b, "", "own"))
                 if ra is not None and rb:
-                    add(f"    {w[6:]:10} {a} / {b}: total {ra / rb:.3f}")
+                    add(f"    {w[6:]:10} {a} / {b}: total {ra / rb:.3f}"
+                        + (f", own {oa / ob:.3f}" if oa is not None and ob else ""))
     return "\n".join(out) + "\n"
 
 

@@ -19,6 +19,8 @@
 #             markers, 2 sched_wakeup and 2 sched_switch events
 # In one boot the guest runs the workload
 #   bare             tracing off (the workload alone)
+#   unread           tracing on, the same events enabled, no one reading
+#                    them (the buffer overwrites itself): the writer's side
 #   ftmmap           ftmmap record -o FILE -- workload     (markers, switch, wakeup)
 #   trace-cmd        trace-cmd record -e sched:sched_switch -e sched:sched_wakeup
 #                    -o FILE -- workload                   (markers are always on):
@@ -53,6 +55,11 @@
 #   tracing   (busy(ROUNDS) - busy(bare, ROUNDS)) / events: what tracing adds
 #             to the workload, the writer's side (recording each event) plus
 #             the consumer, without the workload's own work
+#   own       (busy(ROUNDS) - busy(unread, ROUNDS)) / events: the tool's own
+#             cost, start-up included, without the workload and the kernel's
+#             recording of the events (the same whoever reads them; a
+#             buffer that overwrites itself moves its head page too, so
+#             this is a little below what the tool adds)
 # and the ratios ftmmap / trace-cmd, record against record and stream
 # against stream (goal for record: at most MAX_RATIO, 0.8).  It fails when a
 # run fails or a file does not open in trace-cmd report; the ratio is
@@ -60,7 +67,7 @@
 #
 # Environment: ROUNDS (50000), STREAM_KB (32768), MAX_RATIO (0.8),
 # BENCH_ENFORCE, TIMEOUT (2400), BENCH_TOOLS_CSV (append "workload,tool,
-# events,lost,busy_instr,total,marginal,tracing" lines there: bench.sh's
+# events,lost,busy_instr,total,marginal,tracing,own" lines there: bench.sh's
 # results file), QEMU_EXTRA and APPEND (as boot.sh; bench.sh fixes the
 # guest's clock and layout).
 set -euo pipefail
@@ -199,6 +206,13 @@ echo 0 >$T/tracing_on
 one bare-small $SMALL ./wl $WORKLOAD $SMALL
 one bare-full $N ./wl $WORKLOAD $N
 echo 1 >$T/tracing_on
+# The events the tools record, with no one reading them
+echo 1 >$T/events/sched/sched_switch/enable
+echo 1 >$T/events/sched/sched_wakeup/enable
+one unread-full $N ./wl $WORKLOAD $N
+echo 0 >$T/events/sched/sched_switch/enable
+echo 0 >$T/events/sched/sched_wakeup/enable
+echo >$T/trace
 for r in small:$SMALL full:$N; do
 	n=${r#*:}
 	s=${r%%:*}
@@ -277,7 +291,7 @@ missing = [f"{t}-{s}" for t in tools for s in ("small", "full") if f"{t}-{s}" no
 if missing:
     sys.exit(f"ERROR: {workload}: no event counts for {', '.join(missing)}")
 bad = [n for n, r in runs.items() if r[1] != 0]
-if bad or len(runs) != 2 + 2 * len(tools):
+if bad or len(runs) != 3 + 2 * len(tools):
     sys.exit(f"ERROR: {workload}: runs failed or missing in the guest: {bad or sorted(runs)}")
 for n, (e, lost, unknown) in ev.items():
     if unknown:
@@ -286,6 +300,7 @@ for n, (e, lost, unknown) in ev.items():
         sys.exit(f"ERROR: {workload} {n}: no events")
 
 n, _, bare = runs["bare-full"]
+unread = runs["unread-full"][2]
 
 
 def fig(tool):
@@ -293,17 +308,19 @@ def fig(tool):
     es, ef = (ev[tool + "-small"][0] + ev[tool + "-small"][1],
               ev[tool + "-full"][0] + ev[tool + "-full"][1])
     return dict(busy=bf, events=ef, lost=ev[tool + "-full"][1], total=bf / ef,
-                marginal=(bf - bs) / (ef - es), tracing=(bf - bare) / ef)
+                marginal=(bf - bs) / (ef - es), tracing=(bf - bare) / ef,
+                own=(bf - unread) / ef)
 
 
 print(f"{workload}, per event {'events':>8} {'lost':>6} {'busy instr':>12} {'total':>7} "
-      f"{'marginal':>9} {'tracing':>8}")
+      f"{'marginal':>9} {'tracing':>8} {'own':>6}")
 f = {t: fig(t) for t in tools}
 for t in tools:
     r = f[t]
     print(f"  {t:20} {r['events']:8d} {r['lost']:6d} {r['busy']:12d} {r['total']:7.0f} "
-          f"{r['marginal']:9.0f} {r['tracing']:8.0f}")
+          f"{r['marginal']:9.0f} {r['tracing']:8.0f} {r['own']:6.0f}")
 print(f"  (the workload alone, tracing off: {bare} instructions for n={n}; "
+      f"recorded, unread: {unread}; "
       f"1 vCPU, -icount shift=0: 1 ns = 1 instruction)")
 for a, b in [("ftmmap", "trace-cmd"), ("ftmmap", "trace-cmd-v6"),
              ("ftmmap-stream", "trace-cmd-stream")]:
@@ -311,14 +328,16 @@ for a, b in [("ftmmap", "trace-cmd"), ("ftmmap", "trace-cmd-v6"),
         continue
     print(f"  {a} / {b}: total {f[a]['total'] / f[b]['total']:.3f}, "
           f"marginal {f[a]['marginal'] / f[b]['marginal']:.3f}, "
-          f"tracing {f[a]['tracing'] / f[b]['tracing']:.3f}"
+          f"tracing {f[a]['tracing'] / f[b]['tracing']:.3f}, "
+          f"own {f[a]['own'] / f[b]['own']:.3f}"
           + (f" (goal: at most {max_ratio})" if b == "trace-cmd" else ""))
 if csv_path:
     with open(csv_path, "a") as out:
         for t in tools:
             r = f[t]
             out.write(f"{workload},{t},{r['events']},{r['lost']},{r['busy']},"
-                      f"{round(r['total'])},{round(r['marginal'])},{round(r['tracing'])}\n")
+                      f"{round(r['total'])},{round(r['marginal'])},{round(r['tracing'])},"
+                      f"{round(r['own'])}\n")
 total = f["ftmmap"]["total"] / f["trace-cmd"]["total"]
 if enforce and total > max_ratio:
     sys.exit(f"ERROR: {workload}: ftmmap costs {total:.3f} of trace-cmd per event, "
