@@ -149,10 +149,9 @@ one irqsys record --print -e irq -e syscalls:sys_enter_write -e syscalls:sys_exi
 one func record --print -p function -l 'hrtimer_*' -l do_nanosleep -e ftrace:print \
 	-o $OUT/func.dat -- sh $J/markers.sh 20 0
 # (20 sleeps: the events of a sub-buffer come in several pieces, and fill several)
-one graph record --print -p function_graph -g do_nanosleep -o $OUT/graph.dat -- \
-	sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do usleep 2000; done'
-one sgraph stream -p function_graph -g do_nanosleep -- \
-	sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do usleep 2000; done'
+sleeps='for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do usleep 2000; done'
+one graph record --print -p function_graph -g do_nanosleep -o $OUT/graph.dat -- sh -c "$sleeps"
+one sgraph stream -p function_graph -g do_nanosleep -- sh -c "$sleeps"
 # function_graph losing events: ftmmap at nice 19, the writes at nice -20,
 # a 16 KB buffer, only the writers traced (-F -c): the lines, and each
 # loss where it happened
@@ -372,6 +371,11 @@ def printed_lines(name, label=None):
     return a, b, [(x, y) for x, y in zip(a, b) if task(x) != task(y)]
 
 
+def leaves(lines):
+    """How many of the lines are leaf calls, entry and exit joined: "f();\""""
+    return sum(1 for l in lines if re.search(r" funcgraph_entry: .*\|\s+\w+\(\);$", l))
+
+
 def show(diff):
     """The first differing lines, for a failed check's message"""
     return "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3])
@@ -445,7 +449,7 @@ if params is not None:
     if lines:
         a, b, diff = lines
         ng = sum(1 for l in a if " funcgraph_" in l)
-        leaf = sum(1 for l in a if re.search(r" funcgraph_entry: .*\|\s+\w+\(\);$", l))
+        leaf = leaves(a)
         check(ng > 0 and leaf > 0 and len(a) == len(b) and not diff and
               not any("UNKNOWN" in l for l in b),
               f"record --print -p function_graph -g: its {len(a)} lines ({ng} graph ones, "
@@ -475,7 +479,7 @@ if params is not None:
         events, _, other = parse(read("sgraph.out") or "")
         a = [l for l, _ in events]
         bad = [l for l in other if l.strip()]
-        leaf = sum(1 for l in a if re.search(r" funcgraph_entry: .*\|\s+\w+\(\);$", l))
+        leaf = leaves(a)
         unjoined = [f"{x}\n{y}" for (x, mx), (y, my) in zip(events, events[1:])
                     if mx["event"] == "funcgraph_entry" and x.endswith("{") and
                     my["event"] == "funcgraph_exit" and my["fields"].endswith("}") and

@@ -402,32 +402,42 @@ int ftm_walk_subbuf(const void *subbuf, int cpu, ftm_event_fn on_event, void *ct
 }
 
 /*
- * Give out our copy of the last reader sub-buffer, with its final header:
- * the size of what was handed over, and the loss before it as the kernel
- * reported it (the flag, and the count after the data when it is known and
- * there is room, as the kernel stores it), wherever the kernel put it.
+ * Finish the header of a sub-buffer whose first @len bytes of data are
+ * filled in: the commit word with the loss before them as the kernel
+ * reports it (the flag, and the count in a long right after the data when
+ * it is known and there is room), and zeroes after.
+ */
+static void put_commit(unsigned char *subbuf, size_t subbuf_size, size_t len, long long lost)
+{
+	unsigned long commit = len;
+	size_t end = SUBBUF_HDR_SIZE + len;
+
+	if (lost) {
+		commit |= RB_MISSED_EVENTS;
+		if (lost > 0 && end + sizeof(long) <= subbuf_size) {
+			unsigned long count = lost;
+
+			memcpy(subbuf + end, &count, sizeof(count));
+			end += sizeof(count);
+			commit |= RB_MISSED_STORED;
+		}
+	}
+	memcpy(subbuf + sizeof(uint64_t), &commit, sizeof(commit));
+	memset(subbuf + end, 0, subbuf_size - end);
+}
+
+/*
+ * Give out our copy of the last reader sub-buffer, with its final header
+ * (put_commit()): the size of what was handed over, and the loss before
+ * it, wherever the kernel reported it.
  */
 static int emit_copy(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx)
 {
-	unsigned long commit = b->copy_len;
-	size_t end = SUBBUF_HDR_SIZE + b->copy_len;
-
 	if (!b->copy_used)
 		return 0;
 	b->copy_used = false;
 
-	if (b->copy_lost) {
-		commit |= RB_MISSED_EVENTS;
-		if (b->copy_lost > 0 && end + sizeof(long) <= b->subbuf_size) {
-			unsigned long lost = b->copy_lost;
-
-			memcpy(b->copy + end, &lost, sizeof(lost));
-			end += sizeof(lost);
-			commit |= RB_MISSED_STORED;
-		}
-	}
-	memcpy(b->copy + sizeof(uint64_t), &commit, sizeof(commit));
-	memset(b->copy + end, 0, b->subbuf_size - end);
+	put_commit(b->copy, b->subbuf_size, b->copy_len, b->copy_lost);
 	return on_subbuf ? on_subbuf(b->cpu, b->copy, b->subbuf_size, ctx) : 0;
 }
 
@@ -436,8 +446,8 @@ static int emit_copy(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx)
  * their own, as the kernel frames what read() takes of a sub-buffer that
  * its writer is still filling: the header's time stamp is the one the
  * first event's delta is from, the commit word their size with the loss
- * before them (as emit_copy() puts it), and the data the events' bytes as
- * they are in the ring-buffer, time extends included. The piece starts at
+ * before them (put_commit()), and the data the events' bytes as they are
+ * in the ring-buffer, time extends included. The piece starts at
  * the first event's own header, so that a reader of the piece reports the
  * loss with that event (kbuffer_missed_events() does for the first entry
  * only). That event's own delta is what kbuffer adds for it alone in a
@@ -445,39 +455,25 @@ static int emit_copy(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx)
  */
 static int emit_piece(struct ftm_buf *b, const struct span *span, long long lost, void *ctx)
 {
-	unsigned long long delta = 0;
 	struct ftm_piece p = { .cpu = b->cpu, .subbuf = b->piece, .size = b->subbuf_size };
-	size_t len = span->end - span->start, end = SUBBUF_HDR_SIZE + len;
-	unsigned long commit = span->first_size;
+	unsigned long long delta = 0;
 	uint64_t ts = 0;
 
 	if (!b->on_piece || !span->start)
 		return 0;
 
 	memcpy(b->piece, &ts, sizeof(ts));
-	memcpy(b->piece + sizeof(ts), &commit, sizeof(commit));
 	memcpy(b->piece + SUBBUF_HDR_SIZE, span->start, span->first_size);
+	put_commit(b->piece, b->subbuf_size, span->first_size, 0);
 	if (kbuffer_load_subbuffer(b->kbuf, b->piece) || !kbuffer_read_event(b->kbuf, &delta)) {
 		errno = EPROTO;
 		return -1;
 	}
 
 	ts = span->first_ts - delta;
-	commit = len;
-	if (lost) {
-		commit |= RB_MISSED_EVENTS;
-		if (lost > 0 && end + sizeof(long) <= b->subbuf_size) {
-			unsigned long count = lost;
-
-			memcpy(b->piece + end, &count, sizeof(count));
-			end += sizeof(count);
-			commit |= RB_MISSED_STORED;
-		}
-	}
 	memcpy(b->piece, &ts, sizeof(ts));
-	memcpy(b->piece + sizeof(ts), &commit, sizeof(commit));
-	memmove(b->piece + SUBBUF_HDR_SIZE, span->start, len);
-	memset(b->piece + end, 0, b->subbuf_size - end);
+	memcpy(b->piece + SUBBUF_HDR_SIZE, span->start, span->end - span->start);
+	put_commit(b->piece, b->subbuf_size, span->end - span->start, lost);
 	p.last_ts = span->last_ts;
 	return b->on_piece(&p, ctx);
 }
