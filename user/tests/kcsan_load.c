@@ -10,10 +10,12 @@
  * small overwriting buffer and the sched events on: a thread per CPU,
  * pinned there, writes trace_marker lines; a thread per CPU poll()s and
  * read()s that CPU's trace_pipe_raw (not pinned: readers and writers of one
- * buffer run on different CPUs); a thread reads every CPU's stats,
- * resizes the buffer between two sizes (a resize disables recording and
- * rewires the pages while the readers are blocked) and turns an event on
- * and off (which starts and stops the recording of comms).
+ * buffer run on different CPUs); a thread reads every CPU's stats
+ * without a pause (each read takes the reader lock and looks at the pages
+ * the writers move on: the oldest event's time stamp); a thread resizes
+ * the buffer between two sizes (a resize disables recording and rewires
+ * the pages while the readers are blocked) and turns an event on and off
+ * (which starts and stops the recording of comms).
  *
  * Listed as ?tests/kcsan_load: it runs only when named (ftmmap.only=).
  * It prints one TAP result: the load ran, with what it wrote and read.
@@ -58,7 +60,7 @@ static void *writer(void *arg)
 	long cpu = (long)arg;
 	unsigned long seq = 0;
 	cpu_set_t set;
-	char line[64];
+	char line[2048];
 	int fd, len;
 
 	CPU_ZERO(&set);
@@ -69,9 +71,19 @@ static void *writer(void *arg)
 	if (fd < 0)
 		return NULL;
 	while (!atomic_load(&stop)) {
-		/* 20 to 40 characters: pages end anywhere */
+		/*
+		 * 20 to 40 characters: pages end anywhere. One in four
+		 * carries 400 to 960 more (within the 1 KiB that the base
+		 * kernel takes in one write): the writer moves to the next
+		 * page every 20 markers or so, not every 130, and readers
+		 * and stats race with the move more often.
+		 */
 		len = snprintf(line, sizeof(line), "kcsan cpu=%ld seq=%lu%.*s", cpu, seq,
 			       (int)(seq % 21), "....................");
+		if (seq % 4 == 3) {
+			memset(line + len, '+', 400 + seq % 561);
+			len += 400 + seq % 561;
+		}
 		if (write(fd, line, len) == len)
 			atomic_fetch_add(&written, 1);
 		seq++;
@@ -115,12 +127,9 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static void *monitor(void *arg)
+static void *stats(void *arg)
 {
-	static const char * const sizes[] = { "16", "32" };
 	char path[128], buf[1024];
-	struct timespec ts = { 0, 100 * 1000 * 1000 };
-	unsigned long round = 0;
 	int cpu, fd;
 
 	(void)arg;
@@ -133,6 +142,18 @@ static void *monitor(void *arg)
 			if (fd >= 0)
 				close(fd);
 		}
+	}
+	return NULL;
+}
+
+static void *monitor(void *arg)
+{
+	static const char * const sizes[] = { "16", "32" };
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+	unsigned long round = 0;
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
 		if (++round % 5 == 0 &&
 		    !write_file(INSTANCE "/buffer_size_kb", sizes[round / 5 % 2]))
 			atomic_fetch_add(&resizes, 1);
@@ -146,7 +167,7 @@ static void *monitor(void *arg)
 
 int main(void)
 {
-	pthread_t w[MAX_CPUS], r[MAX_CPUS], m;
+	pthread_t w[MAX_CPUS], r[MAX_CPUS], m, s;
 	const char *env = getenv("KCSAN_LOAD_MS");
 	long ms = env ? atol(env) : 20000;
 	struct timespec ts;
@@ -172,6 +193,7 @@ int main(void)
 		pthread_create(&r[cpu], NULL, reader, (void *)cpu);
 	}
 	pthread_create(&m, NULL, monitor, NULL);
+	pthread_create(&s, NULL, stats, NULL);
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = ms % 1000 * 1000000L;
 	nanosleep(&ts, NULL);
@@ -181,13 +203,14 @@ int main(void)
 		pthread_join(r[cpu], NULL);
 	}
 	pthread_join(m, NULL);
+	pthread_join(s, NULL);
 	write_file(INSTANCE "/events/enable", "0");
 	rmdir(INSTANCE);
 
-	if (!written || !read_bytes || !resizes || !toggles) {
-		printf("not ok 1 - the load did not run: %llu markers written, %llu bytes read, %llu resizes\n",
+	if (!written || !read_bytes || !stats_reads || !resizes || !toggles) {
+		printf("not ok 1 - the load did not run: %llu markers written, %llu bytes read, %llu stats reads, %llu resizes\n",
 		       (unsigned long long)written, (unsigned long long)read_bytes,
-		       (unsigned long long)resizes);
+		       (unsigned long long)stats_reads, (unsigned long long)resizes);
 		return 1;
 	}
 	printf("ok 1 - %llu markers written, %llu bytes read, %llu stats reads, %llu resizes, %llu event toggles\n",

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A load of the KCSAN stage (scripts/kcsan.sh): per_cpu/cpuN/stats read
+ * while that CPU's writer moves from page to page. Reading the stats takes
+ * the reader lock only; the writer takes no lock, and what the stats look
+ * at of its pages (ring_buffer_oldest_event_ts(): the tail page, the time
+ * stamp of a page) must be read as values that race with it.
+ *
+ * kcsan_load's writers write short lines and a page lasts them about 20
+ * markers there, while readers and the other threads share the CPUs; the
+ * race of the stats with a page move hid in it (one report in many boots).
+ * Here, for KCSAN_STATS_MS (default 15000) milliseconds, in an instance of
+ * two pages per CPU and no reader: a writer pinned on every CPU but the
+ * first writes 900-byte trace_marker lines (four to a page), and a thread
+ * pinned on the first reads the stats of the others without a pause.
+ *
+ * Listed as ?tests/kcsan_stats: it runs only when named (ftmmap.only=).
+ * It prints one TAP result: the load ran, with what it wrote and read.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define INSTANCE	TRACEFS "/instances/kcsan_stats"
+#define MAX_CPUS	64
+#define LINE		900
+
+static atomic_bool stop;
+static atomic_ullong written, stats_reads;
+static int nr_cpus;
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static int pin(long cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *writer(void *arg)
+{
+	char line[LINE];
+	int fd;
+
+	if (pin((long)arg))
+		return NULL;
+	memset(line, '+', sizeof(line));
+	fd = open(INSTANCE "/trace_marker", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	while (!atomic_load(&stop))
+		if (write(fd, line, sizeof(line)) == sizeof(line))
+			atomic_fetch_add(&written, 1);
+	close(fd);
+	return NULL;
+}
+
+static void *stats(void *arg)
+{
+	char path[128], buf[1024];
+	int cpu, fd;
+
+	(void)arg;
+	if (pin(0))
+		return NULL;
+	while (!atomic_load(&stop)) {
+		for (cpu = 1; cpu < nr_cpus; cpu++) {
+			snprintf(path, sizeof(path), INSTANCE "/per_cpu/cpu%d/stats", cpu);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (read(fd, buf, sizeof(buf)) > 0)
+				atomic_fetch_add(&stats_reads, 1);
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	const char *env = getenv("KCSAN_STATS_MS");
+	long ms = env ? atol(env) : 15000;
+	pthread_t w[MAX_CPUS], s;
+	struct timespec ts;
+	long cpu;
+
+	printf("TAP version 13\n1..1\n");
+	nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (nr_cpus > MAX_CPUS)
+		nr_cpus = MAX_CPUS;
+	if (nr_cpus < 2) {
+		printf("not ok 1 - needs 2 CPUs, has %d\n", nr_cpus);
+		return 1;
+	}
+	if (ms <= 0 || ms > 600000)
+		ms = 15000;
+	rmdir(INSTANCE);
+	if (mkdir(INSTANCE, 0755) || write_file(INSTANCE "/buffer_size_kb", "8")) {
+		printf("not ok 1 - cannot set up %s: %s\n", INSTANCE, strerror(errno));
+		return 1;
+	}
+	printf("# %d CPUs, %ld ms\n", nr_cpus, ms);
+	fflush(stdout);
+	for (cpu = 1; cpu < nr_cpus; cpu++)
+		pthread_create(&w[cpu], NULL, writer, (void *)cpu);
+	pthread_create(&s, NULL, stats, NULL);
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = ms % 1000 * 1000000L;
+	nanosleep(&ts, NULL);
+	atomic_store(&stop, true);
+	for (cpu = 1; cpu < nr_cpus; cpu++)
+		pthread_join(w[cpu], NULL);
+	pthread_join(s, NULL);
+	rmdir(INSTANCE);
+
+	if (!written || !stats_reads) {
+		printf("not ok 1 - the load did not run: %llu markers written, %llu stats reads\n",
+		       (unsigned long long)written, (unsigned long long)stats_reads);
+		return 1;
+	}
+	printf("ok 1 - %llu markers of %d bytes written, %llu stats reads\n",
+	       (unsigned long long)written, LINE, (unsigned long long)stats_reads);
+	return 0;
+}
