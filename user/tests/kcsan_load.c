@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kcsan_common.h"
+
 #define TRACEFS		"/sys/kernel/tracing"
 #define INSTANCE	TRACEFS "/instances/kcsan_load"
 #define MAX_CPUS	64
@@ -42,18 +44,6 @@
 static atomic_bool stop;
 static atomic_ullong written, read_bytes, resizes, stats_reads, toggles;
 static int nr_cpus;
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
 
 static void *writer(void *arg)
 {
