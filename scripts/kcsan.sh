@@ -21,8 +21,8 @@
 # long tests/kcsan_load runs), KCSAN_RB_LOAD_MS (10000: rb_accounting's
 # loads), APPEND (more kernel command line), KCSAN_ONLY (the guest programs,
 # as boot.sh's ONLY; default: the mapping tests, the accounting load,
-# tests/kcsan_load and tests/kcsan_stats on the series, the last two alone
-# on the base, which cannot map).
+# tests/kcsan_load, tests/kcsan_stats and tests/kcsan_swap on the series,
+# the last three alone on the base, which cannot map).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,10 +41,12 @@ export SMP=${SMP:-4}
 # the boot or the power-off, whose races are no tracing code's.
 export APPEND="kcsan.early_enable=0 ftmmap.kcsan=tests kcsan.skip_watch=${KCSAN_SKIP_WATCH:-500} KCSAN_LOAD_MS=${KCSAN_LOAD_MS:-40000} RB_LOAD_MS=${KCSAN_RB_LOAD_MS:-10000}${APPEND:+ $APPEND}"
 # The loads both kernels run (user/tests/kcsan_load.c: writers, read()ers,
-# resizes; user/tests/kcsan_stats.c: stats read while writers move pages);
+# resizes; user/tests/kcsan_stats.c: stats read and trace_pipe_raw polled
+# while writers move pages; user/tests/kcsan_swap.c: the reader page
+# swapped by every read() while writers move pages);
 # the series adds its mapping tests beside them.
-only=${KCSAN_ONLY:-ring-buffer/map_test,ring-buffer/load_test,tests/rb_accounting,tests/kcsan_load,tests/kcsan_stats}
-[ $base = 0 ] || only=${KCSAN_ONLY:-tests/kcsan_load,tests/kcsan_stats}
+only=${KCSAN_ONLY:-ring-buffer/map_test,ring-buffer/load_test,tests/rb_accounting,tests/kcsan_load,tests/kcsan_stats,tests/kcsan_swap}
+[ $base = 0 ] || only=${KCSAN_ONLY:-tests/kcsan_load,tests/kcsan_stats,tests/kcsan_swap}
 known=$TOP/config/kcsan-known-races
 
 if [ $base = 1 ]; then
