@@ -49,13 +49,10 @@ static void *writer(void *arg)
 {
 	long cpu = (long)arg;
 	unsigned long seq = 0;
-	cpu_set_t set;
 	char line[2048];
 	int fd, len;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (pin(cpu))
 		return NULL;
 	fd = open(INSTANCE "/trace_marker", O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -158,17 +155,12 @@ static void *monitor(void *arg)
 int main(void)
 {
 	pthread_t w[MAX_CPUS], r[MAX_CPUS], m, s;
-	const char *env = getenv("KCSAN_LOAD_MS");
-	long ms = env ? atol(env) : 20000;
+	long ms = load_ms("KCSAN_LOAD_MS", 20000);
 	struct timespec ts;
 	long cpu;
 
 	printf("TAP version 13\n1..1\n");
-	nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (nr_cpus > MAX_CPUS)
-		nr_cpus = MAX_CPUS;
-	if (ms <= 0 || ms > 600000)
-		ms = 20000;
+	nr_cpus = online_cpus(MAX_CPUS);
 	rmdir(INSTANCE);
 	if (mkdir(INSTANCE, 0755) ||
 	    write_file(INSTANCE "/buffer_size_kb", "16") ||

@@ -58,23 +58,18 @@ static void *writer(void *arg)
 static int run_page_load(const char *name, const char *env, const char *percent,
 			 void *(*reader)(void *))
 {
-	const char *val = getenv(env);
-	long ms = val ? atol(val) : 15000;
+	long ms = load_ms(env, 15000);
 	pthread_t w[MAX_CPUS], r;
 	char path[160];
 	struct timespec ts;
 	long cpu;
 
 	printf("TAP version 13\n1..1\n");
-	nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (nr_cpus > MAX_CPUS)
-		nr_cpus = MAX_CPUS;
+	nr_cpus = online_cpus(MAX_CPUS);
 	if (nr_cpus < 2) {
 		printf("not ok 1 - needs 2 CPUs, has %d\n", nr_cpus);
 		return 1;
 	}
-	if (ms <= 0 || ms > 600000)
-		ms = 15000;
 	snprintf(instance, sizeof(instance), TRACEFS "/instances/%s", name);
 	rmdir(instance);
 	snprintf(path, sizeof(path), "%s/buffer_size_kb", instance);
