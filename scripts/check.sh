@@ -1,49 +1,86 @@
 #!/usr/bin/env bash
 # make check: the whole pipeline, stage by stage, with timings.
-#   deps -> tree -> series (apply, checkpatch) -> normal kernel -> bisect
-#   -> lint (W=1, sparse) -> config matrix (W=1) -> bench plots (the
-#   committed plots are those of docs/bench/results.csv) -> guest programs
-#   -> boot normal -> boot fresh -> trace-check -> boot stress (the
-#   accounting loads for minutes) -> the 6.12 series: tree, apply,
-#   checkpatch, kernel, bisect, guest, boot, Debian's stock 6.12 kernel
-#   with the consumer tool's tests and trace-check, PREEMPT_RT kernel and
-#   boot
-#   -> arm64 kernel, guest programs, boot -> debug kernel -> boot debug
-#   -> KCSAN kernel and boot (scripts/kcsan.sh) -> verdict
+#
+# First, one after the other: deps -> tree -> series (apply, checkpatch)
+# -> normal kernel -> guest programs.  Then two chains side by side:
+#
+#   the builds (nice 19)          the boots, each when its kernel is built
+#   debug kernel                  boot normal, boot fresh, trace-check,
+#   6.12: tree, apply,              boot stress (the accounting loads)
+#     checkpatch, kernel, guest   boot debug
+#   arm64: kernel, guest          boot 6.12, Debian's stock 6.12 kernel
+#   6.12 PREEMPT_RT kernel          with the consumer tool's tests and
+#   kcsan kernel                    trace-check
+#   bisect (6.1), lint (W=1,      boot arm64
+#     sparse), config matrix,     boot 6.12 rt
+#     bench plots (the committed  boot kcsan (scripts/kcsan.sh --boot)
+#     plots are those of
+#     docs/bench/results.csv),
+#     bisect (6.12)
+#
+# A boot keeps QEMU's threads on less than one of the two cores of a CI
+# machine (0.8: 117 s of CPU in a 155 s normal boot); the builds take the
+# rest.  At nice 19 they take nothing a guest wants: the guests run as they
+# would alone.  The bisect builds check out every prefix of the series in
+# the scratch trees, so they come after every kernel built from them.
 #
 # make check (and CI) runs check.sh.  The last line is the total:
-# "N passed, N failed, N skipped".
+# "N passed, N failed, N skipped".  check.sh --builds is the chain of
+# builds, which check.sh starts itself.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 S=$TOP/scripts
+STATE=$BUILD/check-state
 
-[ $# = 0 ] || die "usage: $0"
+chain=main
+case ${1:-} in
+'') ;;
+--builds) chain=builds ;;
+*) die "usage: $0" ;;
+esac
 
-stages=()
-t0=$(now_s)
-passed=0 failed=0 skipped=0
-
-report() {
-	local s
-	echo
-	say "stage times"
-	for s in "${stages[@]}"; do note "$s"; done
-	note "total: $(fmt_secs $(($(now_s) - t0)))"
+# $STATE/stages: one line per stage ended, "NAME<tab>SECONDS<tab>RC<tab>CHAIN";
+# $STATE/counts: one line "passed failed skipped" per counted stage.
+record() { # NAME START RC
+	printf '%s\t%s\t%s\t%s\n' "$1" $(($(now_s) - $2)) "$3" "$chain" >>"$STATE/stages"
 }
 
-# stage NAME CMD...: run a stage; a failing stage ends the check.
+report() {
+	local name secs rc ch
+	echo
+	say "stage times"
+	while IFS=$'\t' read -r name secs rc ch; do
+		note "$(printf '%-18s %s%s%s' "$name" "$(fmt_secs "$secs")" \
+			"$([ "$ch" = builds ] && echo '  (builds, beside the boots)')" \
+			"$([ "$rc" = 0 ] || echo '  FAILED')")"
+	done <"$STATE/stages"
+	note "total: $(fmt_secs $(($(now_s) - $(cat "$STATE/t0"))))"
+}
+
+totals() {
+	awk '{ p += $1; f += $2; s += $3 } END { printf "%d passed, %d failed, %d skipped\n", p, f, s }' \
+		"$STATE/counts"
+}
+
+# stage NAME CMD...: run a stage; a failing one ends the check (in the
+# builds chain: the builds, and the boots wait for no more kernels).
 stage() {
 	local name=$1 start rc=0
 	shift
 	start=$(now_s)
 	"$@" || rc=$?
-	stages+=("$(printf '%-16s %s%s' "$name" "$(fmt_secs $(($(now_s) - start)))" "$([ $rc = 0 ] || echo '  FAILED')")")
-	if [ $rc != 0 ]; then
-		report
-		echo "check: FAILED at stage '$name' (see above)"
-		echo "$passed passed, $((failed + 1)) failed, $skipped skipped"
+	record "$name" "$start" "$rc"
+	[ $rc = 0 ] && return
+	echo "0 1 0" >>"$STATE/counts"
+	if [ "$chain" = builds ]; then
+		echo "$name" >"$STATE/builds-failed"
+		echo "check: the builds FAILED at stage '$name' (see above)"
 		exit 1
 	fi
+	report
+	echo "check: FAILED at stage '$name' (see above)"
+	totals
+	exit 1
 }
 
 # counted_stage NAME COUNTS CMD...: a stage whose checks add into the totals
@@ -55,14 +92,15 @@ counted_stage() {
 	start=$(now_s)
 	rm -f "$counts"
 	"$@" || rc=$?
-	stages+=("$(printf '%-16s %s%s' "$name" "$(fmt_secs $(($(now_s) - start)))" "$([ $rc = 0 ] || echo '  FAILED')")")
+	record "$name" "$start" "$rc"
 	if [ -f "$counts" ]; then
 		read -r -a c <"$counts"
-		passed=$((passed + c[0])) failed=$((failed + c[1])) skipped=$((skipped + c[2]))
+		echo "${c[0]} ${c[1]} ${c[2]}" >>"$STATE/counts"
 	fi
 	if [ $rc != 0 ] && { [ ! -f "$counts" ] || [ "${c[1]}" = 0 ]; }; then
-		failed=$((failed + 1))
+		echo "0 1 0" >>"$STATE/counts"
 	fi
+	return 0
 }
 
 # boot_stage FLAVOUR [SERIES]: boot and add the guest's counts; a failing
@@ -87,38 +125,60 @@ series_612() {
 tests_612() {
 	SERIES=6.12 "$S/tests.sh" && "$S/tests-6.1-on-6.12.sh" && SERIES=6.12 "$S/initramfs.sh"
 }
+arm64_guest() {
+	"$S/tests.sh" arm64 && "$S/initramfs.sh" arm64
+}
+
+# The kernels the boots wait for: $STATE/ready-NAME once built.
+ready() { touch "$STATE/ready-$1"; }
+
+if [ "$chain" = builds ]; then
+	trap 'touch "$STATE/builds-done"' EXIT
+	stage kernel-debug "$S/kernel.sh" debug
+	ready debug
+	stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
+	stage series-6.12 series_612
+	stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
+	stage tests-6.12 tests_612
+	ready 6.12
+	stage kernel-arm64 "$S/kernel.sh" arm64
+	stage guest-arm64 arm64_guest
+	ready arm64
+	# PREEMPT_RT with lockdep for the mainline series (config/rt.config)
+	stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
+	ready rt
+	stage kernel-kcsan "$S/kcsan.sh" --build
+	ready kcsan
+	stage bisect "$S/bisect.sh" --skip-head
+	stage lint "$S/lint.sh"
+	stage matrix "$S/matrix.sh"
+	stage bench-plots python3 "$S/bench-report.py" --check "$TOP/docs/bench"
+	stage bisect-6.12 env SERIES=6.12 "$S/bisect.sh" --skip-head
+	exit 0
+fi
+
+rm -rf "$STATE"
+mkdir -p "$STATE"
+now_s >"$STATE/t0"
+: >"$STATE/stages"
+: >"$STATE/counts"
 
 stage deps "$S/deps.sh"
 stage tree "$S/tree.sh" --sync
 stage series-apply "$S/series-apply.sh"
 stage checkpatch "$S/checkpatch.sh"
 stage kernel "$S/kernel.sh" normal
-stage bisect "$S/bisect.sh" --skip-head
-stage lint "$S/lint.sh"
-stage matrix "$S/matrix.sh"
-stage bench-plots python3 "$S/bench-report.py" --check "$TOP/docs/bench"
 stage tests "$S/tests.sh"
 stage initramfs "$S/initramfs.sh"
-boot_stage normal
-# A kernel nothing traced with yet: the top level buffer's first use.
-counted_stage "boot fresh" "$LOGS/fresh-check.counts" env RUN_NAME=fresh ONLY=fresh_ \
-	BOOT_EVENTS=0 "$S/boot.sh" normal check
-# The consumer tool against Debian's trace-cmd report (scripts/trace-check.sh)
-counted_stage trace-check "$LOGS/trace-check.counts" "$S/trace-check.sh"
-# The accounting loads (one writer and one consumer per CPU, GET_READER
-# alone for 30 s, then alternating read() and GET_READER for two minutes,
-# then consumers that never nap for 20 s) on 4 vCPUs: every event produced
-# is consumed or reported lost, per CPU and page.
-counted_stage "boot stress" "$LOGS/stress-check.counts" env RUN_NAME=stress \
-	ONLY=tests/rb_accounting \
-	APPEND="RB_LOAD_MS=${STRESS_LOAD_MS:-30000} RB_MIX_MS=${STRESS_MIX_MS:-120000} RB_KEEP_UP_MS=${STRESS_KEEP_UP_MS:-20000}" \
-	"$S/boot.sh" normal check
-stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
-stage series-6.12 series_612
-stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
-stage bisect-6.12 env SERIES=6.12 "$S/bisect.sh" --skip-head
-stage tests-6.12 tests_612
-boot_stage normal 6.12
+
+# The builds, in a session of their own (stopped with the check), their
+# lines marked.
+setsid nice -n 19 "$0" --builds </dev/null > >(sed -u 's/^/[builds] /') 2>&1 &
+builds=$!
+trap 'kill -TERM -- -$builds 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
+ready normal
+
 # The consumer tool on mainline's own mapping: Debian's stock 6.12 kernel
 # (linux-image-6.12.*-cloud-amd64, fetched with apt) boots the 6.12
 # guest and runs the tool's tests (user/tests/ftmmap_test.sh) alone.
@@ -128,23 +188,82 @@ stock_612_boot() {
 	SERIES=6.12 KERNEL=$kernel RUN_NAME=stock ONLY=tests/ftmmap ALLOW_NO_TESTS=1 \
 		"$S/boot.sh" normal check
 }
-counted_stage "boot stock 6.12" "$BUILD/logs-6.12/stock-check.counts" stock_612_boot
-# and trace-check.sh's comparison with trace-cmd report on that kernel
-counted_stage "trace-check stock" "$LOGS/trace-check-stock.counts" "$S/trace-check.sh" --stock
-# PREEMPT_RT with lockdep for the mainline series (config/rt.config)
-stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
-boot_stage rt 6.12
-stage kernel-arm64 "$S/kernel.sh" arm64
-stage tests-arm64 "$S/tests.sh" arm64
-stage initramfs-arm64 "$S/initramfs.sh" arm64
-boot_stage arm64
-stage kernel-debug "$S/kernel.sh" debug
-boot_stage debug
-# KCSAN on the ring buffer and the mapping (scripts/kcsan.sh)
-counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh"
 
+# The boots, "KERNEL:NAME", in this order when their kernels are built;
+# boot_NAME runs one.
+boot_normal() { boot_stage normal; }
+# A kernel nothing traced with yet: the top level buffer's first use.
+boot_fresh() {
+	counted_stage "boot fresh" "$LOGS/fresh-check.counts" env RUN_NAME=fresh ONLY=fresh_ \
+		BOOT_EVENTS=0 "$S/boot.sh" normal check
+}
+# The consumer tool against Debian's trace-cmd report (scripts/trace-check.sh)
+boot_trace_check() {
+	counted_stage trace-check "$LOGS/trace-check.counts" "$S/trace-check.sh"
+}
+# The accounting loads (one writer and one consumer per CPU, GET_READER
+# alone for 30 s, then alternating read() and GET_READER for two minutes,
+# then consumers that never nap for 20 s) on 4 vCPUs: every event produced
+# is consumed or reported lost, per CPU and page.
+boot_stress() {
+	counted_stage "boot stress" "$LOGS/stress-check.counts" env RUN_NAME=stress \
+		ONLY=tests/rb_accounting \
+		APPEND="RB_LOAD_MS=${STRESS_LOAD_MS:-30000} RB_MIX_MS=${STRESS_MIX_MS:-120000} RB_KEEP_UP_MS=${STRESS_KEEP_UP_MS:-20000}" \
+		"$S/boot.sh" normal check
+}
+boot_debug() { boot_stage debug; }
+boot_612() { boot_stage normal 6.12; }
+boot_stock() { counted_stage "boot stock 6.12" "$BUILD/logs-6.12/stock-check.counts" stock_612_boot; }
+# and trace-check.sh's comparison with trace-cmd report on that kernel
+boot_trace_check_stock() {
+	counted_stage "trace-check stock" "$LOGS/trace-check-stock.counts" "$S/trace-check.sh" --stock
+}
+boot_arm64() { boot_stage arm64; }
+boot_rt() { boot_stage rt 6.12; }
+# KCSAN on the ring buffer and the mapping (scripts/kcsan.sh)
+boot_kcsan() { counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh" --boot; }
+
+pending=(normal:normal normal:fresh normal:trace_check normal:stress debug:debug
+	6.12:612 6.12:stock 6.12:trace_check_stock arm64:arm64 rt:rt kcsan:kcsan)
+while [ ${#pending[@]} != 0 ]; do
+	# (looked at before the markers: the builds make no marker after)
+	done=0
+	[ ! -e "$STATE/builds-done" ] || done=1
+	next=''
+	for i in "${!pending[@]}"; do
+		if [ -e "$STATE/ready-${pending[$i]%%:*}" ]; then
+			next=${pending[$i]#*:}
+			unset "pending[$i]"
+			pending=("${pending[@]}")
+			break
+		fi
+	done
+	if [ -n "$next" ]; then
+		"boot_$next"
+	elif [ $done = 1 ]; then
+		warn "not booted, the builds stopped before their kernels: ${pending[*]#*:}"
+		echo "0 ${#pending[@]} 0" >>"$STATE/counts"
+		break
+	else
+		sleep 2
+	fi
+done
+
+rc=0
+wait "$builds" || rc=$?
+trap - EXIT
 report
 echo
-[ "$failed" = 0 ] && echo "check: PASSED" || echo "check: FAILED"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+if [ -e "$STATE/builds-failed" ]; then
+	echo "check: FAILED at stage '$(cat "$STATE/builds-failed")' (see above)"
+elif [ $rc != 0 ]; then
+	echo "check: FAILED: the builds ended with status $rc"
+	echo "0 1 0" >>"$STATE/counts"
+fi
+summary=$(totals)
+case $summary in
+*" 0 failed,"*) echo "check: PASSED" ;;
+*) [ -e "$STATE/builds-failed" ] || [ $rc != 0 ] || echo "check: FAILED" ;;
+esac
+echo "$summary"
+case $summary in *" 0 failed,"*) ;; *) exit 1 ;; esac

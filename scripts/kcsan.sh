@@ -8,6 +8,8 @@
 #                     series changes, or that config/kcsan-known-races does
 #                     not list and has a function of kernel/trace/ in its
 #                     stacks (one with no tracing code at all is a note)
+#   kcsan.sh --build  all of that but the boot (make check: beside other boots)
+#   kcsan.sh --boot   the boot alone, after --build
 #   kcsan.sh --base   the same load on the unpatched base kernel, in
 #                     KCSAN_BASE_RUNS boots (3): (re)write
 #                     config/kcsan-known-races from their reports, keeping the
@@ -26,11 +28,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-base=0
+base=0 build=1 boot=1
 case ${1:-} in
 --base) base=1 ;;
+--build) boot=0 ;;
+--boot) build=0 ;;
 '') ;;
-*) die "usage: $0 [--base]" ;;
+*) die "usage: $0 [--base|--build|--boot]" ;;
 esac
 need_tree
 export SMP=${SMP:-4}
@@ -49,13 +53,19 @@ only=${KCSAN_ONLY:-ring-buffer/map_test,ring-buffer/load_test,tests/rb_accountin
 [ $base = 0 ] || only=${KCSAN_ONLY:-tests/kcsan_load,tests/kcsan_stats,tests/kcsan_swap}
 known=$TOP/config/kcsan-known-races
 
-if [ $base = 1 ]; then
+obj=$OBJ/kcsan
+[ $base = 0 ] || obj=$OBJ/kcsan-base
+touched=$LOGS/kcsan-touched.txt
+tracing=$LOGS/kcsan-tracing.txt
+if [ $build = 0 ]; then
+	for f in "$obj/$KIMAGE" "$touched" "$tracing"; do
+		[ -s "$f" ] || die "no $f: run $0 --build first"
+	done
+elif [ $base = 1 ]; then
 	wt=$(base_worktree)
 	WORKTREE=$wt "$TOP/scripts/kernel.sh" kcsan kcsan-base
-	obj=$OBJ/kcsan-base
 else
 	"$TOP/scripts/kernel.sh" kcsan
-	obj=$OBJ/kcsan
 fi
 
 # KCSAN must see the ring buffer: __tsan_ calls in ring_buffer.o
@@ -64,24 +74,26 @@ n=$(objdump -dr "$obj/kernel/trace/ring_buffer.o" | grep -cE 'R_X86_64_(PLT32|PC
 note "kernel/trace/ring_buffer.o: $n calls into KCSAN"
 
 if [ $base = 0 ]; then
-	# The functions the series changes: the function of every hunk (git's
-	# hunk header) and every function it adds.
-	touched=$LOGS/kcsan-touched.txt
-	mkdir -p "$LOGS"
-	sgit diff -U0 base HEAD -- '*.c' '*.h' |
-		sed -n -e 's/^@@ [^@]* @@.*[^[:alnum:]_]\([[:alpha:]_][[:alnum:]_]*\)(.*/\1/p' \
-			-e 's/^+[[:alpha:]].*[^[:alnum:]_]\([[:alpha:]_][[:alnum:]_]*\)(.*/\1/p' |
-		sort -u >"$touched"
-	note "$(wc -l <"$touched") functions changed by the series (${touched#"$TOP"/})"
-	# The functions of kernel/trace/: a report with none of them (nor one
-	# the series changes) in its stacks is a race of the rest of the
-	# kernel, which the tests only happen to run into (the scheduler's
-	# load balancer, the TLB flush of a madvise()): noted, not failed.
-	tracing=$LOGS/kcsan-tracing.txt
-	nm --defined-only "$obj"/kernel/trace/*.o 2>/dev/null |
-		awk '$2 ~ /^[tTwW]$/ { sub(/\..*/, "", $3); print $3 }' | sort -u >"$tracing"
-	[ -s "$tracing" ] || die "no function found in $obj/kernel/trace/*.o"
-	note "$(wc -l <"$tracing") functions in kernel/trace/ (${tracing#"$TOP"/})"
+	if [ $build = 1 ]; then
+		# The functions the series changes: the function of every
+		# hunk (git's hunk header) and every function it adds.
+		mkdir -p "$LOGS"
+		sgit diff -U0 base HEAD -- '*.c' '*.h' |
+			sed -n -e 's/^@@ [^@]* @@.*[^[:alnum:]_]\([[:alpha:]_][[:alnum:]_]*\)(.*/\1/p' \
+				-e 's/^+[[:alpha:]].*[^[:alnum:]_]\([[:alpha:]_][[:alnum:]_]*\)(.*/\1/p' |
+			sort -u >"$touched"
+		note "$(wc -l <"$touched") functions changed by the series (${touched#"$TOP"/})"
+		# The functions of kernel/trace/: a report with none of them
+		# (nor one the series changes) in its stacks is a race of the
+		# rest of the kernel, which the tests only happen to run into
+		# (the scheduler's load balancer, the TLB flush of a
+		# madvise()): noted, not failed.
+		nm --defined-only "$obj"/kernel/trace/*.o 2>/dev/null |
+			awk '$2 ~ /^[tTwW]$/ { sub(/\..*/, "", $3); print $3 }' | sort -u >"$tracing"
+		[ -s "$tracing" ] || die "no function found in $obj/kernel/trace/*.o"
+		note "$(wc -l <"$tracing") functions in kernel/trace/ (${tracing#"$TOP"/})"
+	fi
+	[ $boot = 1 ] || exit 0
 	RUN_NAME=kcsan ONLY=$only KERNEL="$obj/$KIMAGE" \
 		VERDICT_ARGS="--kcsan-selftest --known-races $known --touched $touched --tracing $tracing" \
 		"$TOP/scripts/boot.sh" kcsan check
