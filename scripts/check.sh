@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make check: the whole pipeline, stage by stage, with timings.
 #
-# First, one after the other: deps -> tree -> series (apply, checkpatch)
-# -> normal kernel -> guest programs.  Then two chains side by side:
+# First, one after the other: deps -> check.sh's own test
+# (check-selftest.sh) -> tree -> series (apply, checkpatch) -> normal
+# kernel -> guest programs.  Then two chains side by side:
 #
 #   the builds (nice 19)          the boots, each when its kernel is built
 #   debug kernel                  boot normal, boot fresh, trace-check,
@@ -169,6 +170,8 @@ now_s >"$STATE/t0"
 : >"$STATE/counts"
 
 stage deps "$S/deps.sh"
+# this script's own plumbing, with stub stages (scripts/check-selftest.sh)
+stage check-selftest "$S/check-selftest.sh"
 stage tree "$S/tree.sh" --sync
 stage series-apply "$S/series-apply.sh"
 stage checkpatch "$S/checkpatch.sh"

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# check.sh's own plumbing, every stage a stub (a copy of check.sh in a
+# temporary folder): the two chains, the verdict and the totals, when all
+# pass, when a boot fails, when a build stage fails (the kernels built
+# before it are still booted), when a first stage fails; the builds at
+# nice 19 (and their autogroup); and that the builds end with the check.
+#   check-selftest.sh     prints "ok N - ..." / "not ok N - ..."; exit 0 when all pass
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/scripts"
+cp "$TOP/scripts/check.sh" "$TOP/scripts/lib.sh" "$tmp/scripts/"
+# A stub: says who it is, fails when STUB_FAIL names it and its arguments.
+for s in deps check-selftest tree series-apply checkpatch kernel bisect lint matrix tests initramfs \
+	tests-6.1-on-6.12 trace-check kcsan boot; do
+	cat >"$tmp/scripts/$s.sh" <<EOF
+#!/usr/bin/env bash
+. "\$(dirname "\$0")/lib.sh"
+echo "stub $s \$* nice=\$(nice) autogroup=\$(awk '{ print \$NF }' /proc/self/autogroup 2>/dev/null)"
+[ "\${STUB_SLEEP:-}" != "$s \$*" ] || sleep 60
+[ "\${STUB_FAIL:-}" != "$s \$*" ] || exit 1
+mkdir -p "\$LOGS"
+case $s in
+boot) run=\${RUN_NAME:-\$1}; [ -z "\${KERNEL:-}" ] || run=\${RUN_NAME:-other}
+	f=0; [ "\${STUB_FAIL:-}" != "guest \$run" ] || f=1
+	echo "3 \$f 1" >"\$LOGS/\$run-check.counts" ;;
+trace-check) n=trace-check; [ "\${1:-}" != --stock ] || n=trace-check-stock
+	echo "2 0 0" >"\$LOGS/\$n.counts" ;;
+kcsan) [ "\${1:-}" != --boot ] || echo "5 0 0" >"\$LOGS/kcsan-check.counts" ;;
+esac
+EOF
+done
+printf '#!/bin/sh\n' >"$tmp/scripts/bench-report.py"
+chmod +x "$tmp"/scripts/*
+git -C "$tmp" init -q
+
+n=0 bad=0
+# expect NAME RC LAST-TWO-LINES [ENV...]: run the stub check, compare.
+expect() {
+	local name=$1 want_rc=$2 want=$3 rc=0 got
+	shift 3
+	n=$((n + 1))
+	env MAINLINE_KERNEL=/stub "$@" "$tmp/scripts/check.sh" >"$tmp/out.$n" 2>&1 || rc=$?
+	got="$rc $(tail -n 2 "$tmp/out.$n" | tr '\n' '|')"
+	if [ "$got" = "$want_rc $want" ]; then
+		echo "ok $n - $name"
+	else
+		echo "not ok $n - $name: got '$got', want '$want_rc $want'"
+		sed 's/^/#   /' "$tmp/out.$n"
+		bad=$((bad + 1))
+	fi
+}
+# 8 boots (boot.sh) of 3 passed, 1 skipped; two trace-checks of 2; kcsan 5
+expect "all pass" 0 "check: PASSED|33 passed, 0 failed, 8 skipped|"
+expect "a failing boot" 1 "check: FAILED|33 passed, 1 failed, 8 skipped|" STUB_FAIL="guest debug"
+# the normal, debug and 6.12 kernels were built: 6 boots, 2 trace-checks;
+# the failed stage and 3 boots not run
+expect "a failing build stage" 1 "check: FAILED at stage 'kernel-arm64' (see above)|22 passed, 4 failed, 6 skipped|" \
+	STUB_FAIL="kernel arm64"
+expect "a failing first stage" 1 "check: FAILED at stage 'kernel' (see above)|0 passed, 1 failed, 0 skipped|" \
+	STUB_FAIL="kernel normal"
+n=$((n + 1))
+# (their autogroup too, where the kernel has autogroups)
+want="[builds] stub kernel debug nice=19 autogroup=$([ ! -e /proc/self/autogroup ] || echo 19)"
+if grep -qxF "$want" "$tmp/out.1"; then
+	echo "ok $n - the builds run at nice 19, their lines marked"
+else
+	echo "not ok $n - no line '$want'"
+	bad=$((bad + 1))
+fi
+# The check stopped while a build runs: no stub is left.
+env MAINLINE_KERNEL=/stub STUB_SLEEP="bisect --skip-head" "$tmp/scripts/check.sh" >"$tmp/out.stop" 2>&1 &
+pid=$!
+for _ in $(seq 1 60); do
+	! grep -q 'stub bisect' "$tmp/out.stop" || break
+	sleep 1
+done
+kill -TERM $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+sleep 1
+n=$((n + 1))
+if pgrep -f "$tmp/scripts/" >/dev/null; then
+	echo "not ok $n - stopping the check left builds running: $(pgrep -af "$tmp/scripts/" | head -3)"
+	pkill -f "$tmp/scripts/" || true
+	bad=$((bad + 1))
+else
+	echo "ok $n - stopping the check stops the builds"
+fi
+echo "$((n - bad)) passed, $bad failed, 0 skipped"
+[ $bad = 0 ]
