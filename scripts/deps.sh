@@ -30,6 +30,8 @@ PKGS=(
 	libtracecmd1
 	# make bench draws its plots (and make check checks them) with gnuplot
 	gnuplot-nox
+	# pgrep: check-selftest.sh looks for builds left running
+	procps
 )
 
 missing=()
