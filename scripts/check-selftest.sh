@@ -37,12 +37,15 @@ chmod +x "$tmp"/scripts/*
 git -C "$tmp" init -q
 
 n=0 bad=0
+# The stubs' own build folder: make exports BUILD, and lib.sh made it this
+# check's absolute one (the stubs' runs once wrote into its state).
+stub_env=(BUILD="$tmp/build" MAINLINE_KERNEL=/stub)
 # expect NAME RC LAST-TWO-LINES [ENV...]: run the stub check, compare.
 expect() {
 	local name=$1 want_rc=$2 want=$3 rc=0 got
 	shift 3
 	n=$((n + 1))
-	env MAINLINE_KERNEL=/stub "$@" "$tmp/scripts/check.sh" >"$tmp/out.$n" 2>&1 || rc=$?
+	env "${stub_env[@]}" "$@" "$tmp/scripts/check.sh" >"$tmp/out.$n" 2>&1 || rc=$?
 	got="$rc $(tail -n 2 "$tmp/out.$n" | tr '\n' '|')"
 	if [ "$got" = "$want_rc $want" ]; then
 		echo "ok $n - $name"
@@ -71,7 +74,7 @@ else
 	bad=$((bad + 1))
 fi
 # The check stopped while a build runs: no stub is left.
-env MAINLINE_KERNEL=/stub STUB_SLEEP="bisect --skip-head" "$tmp/scripts/check.sh" >"$tmp/out.stop" 2>&1 &
+env "${stub_env[@]}" STUB_SLEEP="bisect --skip-head" "$tmp/scripts/check.sh" >"$tmp/out.stop" 2>&1 &
 pid=$!
 for _ in $(seq 1 60); do
 	! grep -q 'stub bisect' "$tmp/out.stop" || break
