@@ -106,23 +106,68 @@ static const char *wchan_of(pid_t pid, char *buf, size_t size)
 	return buf;
 }
 
+/* The kernel stack of @pid, for a failure's log */
+static void log_stack(struct __test_metadata *_metadata, pid_t pid)
+{
+	char path[64], line[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		TH_LOG("  %d: %s", pid, line);
+	}
+	fclose(f);
+}
+
 /*
- * Wait until @pid sleeps in @func, or, without kallsyms (wchan "0"),
- * sleeps uninterruptibly for a while: false if it ends or @ms pass.
+ * Whether @pid sleeps with @func on its kernel stack: /proc/PID/stack
+ * where there is one (wchan is its first frame, which a guessing unwinder
+ * can get wrong), else wchan; -1 if neither names functions.
+ */
+static int sleeps_in(pid_t pid, const char *func)
+{
+	char path[64], line[160], pat[80];
+	bool found = false;
+	FILE *f;
+
+	snprintf(pat, sizeof(pat), "] %s+", func);
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	f = fopen(path, "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			found |= !!strstr(line, pat);
+		fclose(f);
+		return found && state_of(pid) == 'D';
+	}
+	wchan_of(pid, line, sizeof(line));
+	if (!strcmp(line, "0"))
+		return -1;
+	return !strcmp(line, func);
+}
+
+/*
+ * Wait until @pid sleeps in @func or, where the kernel names no
+ * functions, sleeps uninterruptibly for a while: false if it ends or @ms
+ * pass.
  */
 static bool wait_in(pid_t pid, const char *func, int ms)
 {
 	long long end = now_ms() + ms;
-	char buf[64];
-	int d = 0;
+	int d = 0, in;
+	char s;
 
 	do {
-		wchan_of(pid, buf, sizeof(buf));
-		if (!strcmp(buf, func))
+		in = sleeps_in(pid, func);
+		if (in > 0)
 			return true;
-		if (!strcmp(buf, "0") && state_of(pid) == 'D' && ++d == 50)
+		s = state_of(pid);
+		if (in < 0 && s == 'D' && ++d == 50)
 			return true;
-		if (state_of(pid) == 'Z' || state_of(pid) == 0)
+		if (s == 'Z' || s == 0)
 			return false;
 		usleep(10000);
 	} while (now_ms() < end);
@@ -370,7 +415,9 @@ TEST_F_TIMEOUT(starved, resize_while_kthreadd_waits, 240)
 	if (!self->writer)
 		resize();
 	ASSERT_TRUE(wait_in(self->writer, "ring_buffer_resize", BLOCK_WAIT_MS)) {
-		TH_LOG("the resize did not wait for its update on CPU %d", STARVED_CPU);
+		TH_LOG("the resize did not wait for its update on CPU %d (wchan %s)",
+		       STARVED_CPU, wchan_of(self->writer, w1, sizeof(w1)));
+		log_stack(_metadata, self->writer);
 	}
 
 	self->mapper = fork();
@@ -378,7 +425,9 @@ TEST_F_TIMEOUT(starved, resize_while_kthreadd_waits, 240)
 	if (!self->mapper)
 		map(self->fd);
 	ASSERT_TRUE(wait_in(self->mapper, "ring_buffer_map", BLOCK_WAIT_MS)) {
-		TH_LOG("the mapper did not wait for the resize");
+		TH_LOG("the mapper did not wait for the resize (wchan %s)",
+		       wchan_of(self->mapper, w2, sizeof(w2)));
+		log_stack(_metadata, self->mapper);
 	}
 
 	self->mover = fork();
@@ -386,7 +435,9 @@ TEST_F_TIMEOUT(starved, resize_while_kthreadd_waits, 240)
 	if (!self->mover)
 		move(self->mapper);
 	ASSERT_TRUE(wait_in(self->mover, "mpol_rebind_mm", BLOCK_WAIT_MS)) {
-		TH_LOG("the cgroup move did not wait for the mapper");
+		TH_LOG("the cgroup move did not wait for the mapper (wchan %s)",
+		       wchan_of(self->mover, w3, sizeof(w3)));
+		log_stack(_metadata, self->mover);
 	}
 	/* Until the move ends, a fork() waits: none here from now on */
 	usleep(100000);
