@@ -81,7 +81,7 @@ static bool wait_started(int n)
 	while (atomic_read(&started) < n) {
 		if (time_after(jiffies, deadline))
 			return false;
-		msleep(10);
+		msleep(20);
 	}
 	return true;
 }
