@@ -37,30 +37,14 @@
 #include <tracefs/tracefs.h>
 
 #include "kselftest_harness.h"
+#include "kmod_common.h"
 
 #define INSTANCE	"rb_commit_lost"
 #define MODULE_PATH	"/lib/modules/ftmmap/rb_nest.ko"
-#define PARAMS		"/sys/module/rb_nest/parameters/"
 #define BUFFER_KB	"12"	/* three sub-buffers of 4 KiB: a short lap */
 /* 4 of header, 8 of sequence number, 4 more: 12 is not a length it uses */
 #define EVENT_BYTES	16
 #define CPU		0
-
-static long long param(const char *name)
-{
-	char path[128], buf[32] = "";
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			v = strtoll(buf, NULL, 0);
-		fclose(f);
-	}
-	return v;
-}
 
 static long long stat_of(struct tracefs_instance *inst, const char *key)
 {
@@ -247,13 +231,13 @@ TEST_F(rb, loss_before_late_commit_page_in_header)
 		TH_LOG("loading rb_nest: %s (see the kernel log)", strerror(errno));
 	}
 	self->loaded = true;
-	ASSERT_EQ(CPU, param("cpu"));
-	ASSERT_EQ(0, param("get_reader"));
-	written = param("written");
+	ASSERT_EQ(CPU, kmod_param("rb_nest", "cpu"));
+	ASSERT_EQ(0, kmod_param("rb_nest", "get_reader"));
+	written = kmod_param("rb_nest", "written");
 	overrun = stat_of(self->inst, "overrun: ");
 	commit_overrun = stat_of(self->inst, "commit overrun: ");
 	TH_LOG("wrote %lld events (%lld from the interrupt), overrun %lld, commit overrun %lld",
-	       written, param("nested"), overrun, commit_overrun);
+	       written, kmod_param("rb_nest", "nested"), overrun, commit_overrun);
 	ASSERT_LT(0, overrun) TH_LOG("the interrupt did not lap the buffer");
 	ASSERT_LT(0, commit_overrun);
 

@@ -46,6 +46,7 @@
 #include <tracefs/tracefs.h>
 
 #include "kselftest_harness.h"
+#include "kmod_common.h"
 
 #define INSTANCE	"rb_resize_starved"
 #define CGROUP_ROOT	"/sys/fs/cgroup"
@@ -174,6 +175,20 @@ static bool wait_in(pid_t pid, const char *func, int ms)
 	return false;
 }
 
+/* Whether @pid, @what, comes to sleep in @func: if not, where it is */
+static bool waits_in(struct __test_metadata *_metadata, pid_t pid, const char *func,
+		     const char *what)
+{
+	char buf[64];
+
+	if (wait_in(pid, func, BLOCK_WAIT_MS))
+		return true;
+	TH_LOG("%s does not wait in %s (wchan %s)", what, func,
+	       wchan_of(pid, buf, sizeof(buf)));
+	log_stack(_metadata, pid);
+	return false;
+}
+
 /* Whether @pid has not ended (it is not reaped) */
 static bool alive(pid_t pid)
 {
@@ -217,22 +232,6 @@ static int write_file(const char *path, const char *val)
 	n = n < 0 ? -errno : 0;
 	close(fd);
 	return n;
-}
-
-static long long param(const char *name)
-{
-	char path[128], buf[32] = "";
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), MODULE_PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			v = strtoll(buf, NULL, 0);
-		fclose(f);
-	}
-	return v;
 }
 
 FIXTURE(starved) {
@@ -395,7 +394,7 @@ static void move(pid_t pid)
 
 TEST_F_TIMEOUT(starved, resize_while_kthreadd_waits, 240)
 {
-	char params[64], w1[64], w2[64], w3[64];
+	char params[64];
 	int started, rw, rm, rc;
 	long long t0, kb;
 
@@ -407,44 +406,33 @@ TEST_F_TIMEOUT(starved, resize_while_kthreadd_waits, 240)
 		TH_LOG("loading wq_starve: %s (see the kernel log)", strerror(errno));
 	}
 	self->loaded = true;
-	started = param("started");
+	started = kmod_param("wq_starve", "started");
 	ASSERT_EQ(SLEEPERS + 1, started);
 
 	self->writer = fork();
 	ASSERT_LE(0, self->writer);
 	if (!self->writer)
 		resize();
-	ASSERT_TRUE(wait_in(self->writer, "ring_buffer_resize", BLOCK_WAIT_MS)) {
-		TH_LOG("the resize did not wait for its update on CPU %d (wchan %s)",
-		       STARVED_CPU, wchan_of(self->writer, w1, sizeof(w1)));
-		log_stack(_metadata, self->writer);
-	}
+	/* For its update on STARVED_CPU */
+	ASSERT_TRUE(waits_in(_metadata, self->writer, "ring_buffer_resize", "the resize"));
 
 	self->mapper = fork();
 	ASSERT_LE(0, self->mapper);
 	if (!self->mapper)
 		map(self->fd);
-	ASSERT_TRUE(wait_in(self->mapper, "ring_buffer_map", BLOCK_WAIT_MS)) {
-		TH_LOG("the mapper did not wait for the resize (wchan %s)",
-		       wchan_of(self->mapper, w2, sizeof(w2)));
-		log_stack(_metadata, self->mapper);
-	}
+	/* For buffer->mutex */
+	ASSERT_TRUE(waits_in(_metadata, self->mapper, "ring_buffer_map", "the mapper"));
 
 	self->mover = fork();
 	ASSERT_LE(0, self->mover);
 	if (!self->mover)
 		move(self->mapper);
-	ASSERT_TRUE(wait_in(self->mover, "mpol_rebind_mm", BLOCK_WAIT_MS)) {
-		TH_LOG("the cgroup move did not wait for the mapper (wchan %s)",
-		       wchan_of(self->mover, w3, sizeof(w3)));
-		log_stack(_metadata, self->mover);
-	}
+	/* For the mapper's mmap_lock, cgroup_threadgroup_rwsem held */
+	ASSERT_TRUE(waits_in(_metadata, self->mover, "mpol_rebind_mm", "the cgroup move"));
 	/* Until the move ends, a fork() waits: none here from now on */
 	usleep(100000);
-	TH_LOG("waiting: the resize in %s, the mapper in %s, the move in %s",
-	       wchan_of(self->writer, w1, sizeof(w1)), wchan_of(self->mapper, w2, sizeof(w2)),
-	       wchan_of(self->mover, w3, sizeof(w3)));
 	ASSERT_TRUE(alive(self->writer) && alive(self->mapper) && alive(self->mover));
+	TH_LOG("the resize, the mapper and the cgroup move wait");
 
 	/* The spinner sleeps: the pool's last idle kworker must fork */
 	ASSERT_EQ(0, write_file(MODULE_PARAMS "stop_spin", "Y"));
