@@ -145,50 +145,6 @@ echo "TAP version 13"
 echo "1..62"
 echo "# $NCPU CPUs, $N markers each"
 
-# Under TCG with several vCPUs, a vCPU can still run a call site that
-# another vCPU has patched (text_poke_bp()'s int3) after the patching is
-# over, and the guest dies with "int3: 0000 [#1]": seen in try_to_wake_up()
-# while -F registered its pid probes and a task forked on another vCPU,
-# and when the two instances below went away with four CPUs online. A CI
-# run on Debian's kernel also ended in 47, which turns on
-# sched_process_exec alone (its console was not kept). Code is patched
-# with CPU 0 alone online, between these two.
-one_cpu() {
-	offline=
-	for d in /sys/devices/system/cpu/cpu[1-9]*; do
-		if [ -e "$d/online" ] && [ "$(cat "$d/online")" = 1 ] && echo 0 >"$d/online"; then
-			offline="$offline $d"
-		fi
-	done
-}
-all_cpus() {
-	for d in $offline; do echo 1 >"$d/online"; done
-	offline=
-}
-# A tracepoint's call sites are patched when it goes from no probe to one
-# (static key, static call), from one to two (static call to the
-# iterator), and back. Two instances with recording off hold two probes
-# on each event that the tests turn on, from here to the end, so that the
-# tests' own probes and -F's pid probes patch nothing; they come and go
-# with one CPU online. (The tracers, which patch every function, run with
-# one CPU online too.)
-keep_probes() {	# keep_probes on|off
-	one_cpu
-	for k in ftmprobe1 ftmprobe2; do
-		if [ "$1" = on ]; then
-			mkdir $T/instances/$k && echo 0 >$T/instances/$k/tracing_on
-			for e in sched timer/hrtimer_start timer/hrtimer_expire_entry \
-				 syscalls/sys_enter_write; do
-				echo 1 >$T/instances/$k/events/$e/enable
-			done
-		else
-			rmdir $T/instances/$k
-		fi
-	done
-	all_cpus
-}
-keep_probes on
-
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
 # then says "N (expanded: M)"); do it now so that the snapshots below
 # compare like with like.
@@ -547,11 +503,16 @@ unset FTMMAP_NO_META_LOST
 # (its format file says "hrtimer=... function=... now=..."). Enabling an
 # event patches code: done with one CPU online (TCG and several vCPUs do
 # not mix with code patching).
-one_cpu
+offline=
+for d in /sys/devices/system/cpu/cpu[1-9]*; do
+	if [ -e "$d/online" ] && [ "$(cat "$d/online")" = 1 ] && echo 0 >"$d/online"; then
+		offline="$offline $d"
+	fi
+done
 $FTMMAP stream -e timer:hrtimer_start -e timer:hrtimer_expire_entry -- usleep 200000 \
 	>"$W/plug.out" 2>"$W/plug.err"
 rc=$?
-all_cpus
+for d in $offline; do echo 1 >"$d/online"; done
 if [ $rc = 0 ] &&
    grep -Eq ' hrtimer_expire_entry: +hrtimer=0x[0-9a-f]+ now=[0-9]+ function=[a-z_]+(/0x[0-9a-f]+)?$' "$W/plug.out" &&
    grep -Eq ' hrtimer_start: +hrtimer=0x[0-9a-f]+ function=[a-z_]+(/0x[0-9a-f]+)? expires=[0-9]+ softexpires=[0-9]+$' "$W/plug.out"; then
@@ -872,6 +833,30 @@ fi
 # 49-50: -F traces COMMAND only; -c its children too (a subshell: a fork
 # and an exit). A noise task forks meanwhile; the tool's own pid, which
 # writes the output, never appears.
+# Under TCG with several vCPUs, a vCPU can still run a call site that
+# another vCPU has patched (text_poke_bp()'s int3) after the patching is
+# over, and the guest dies with "int3: 0000 [#1]": seen once in nine boots,
+# in try_to_wake_up() while -F registered its pid probes and the noise task
+# forked on another vCPU. Registering a probe patches a tracepoint's call
+# sites only when it goes from no probe to one (static key, static call)
+# and from one to two (static call to the iterator). Two instances with
+# recording off and on the events of the pid probes and of the tests
+# below hold two probes on each while -F runs: its probes patch nothing.
+keep_probes() {	# keep_probes on|off
+	for k in ftmprobe1 ftmprobe2; do
+		if [ "$1" = on ]; then
+			mkdir $T/instances/$k && echo 0 >$T/instances/$k/tracing_on
+			for e in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new \
+				 sched/sched_waking sched/sched_process_fork sched/sched_process_free \
+				 sched/sched_process_exit syscalls/sys_enter_write; do
+				echo 1 >$T/instances/$k/events/$e/enable
+			done
+		else
+			rmdir $T/instances/$k
+		fi
+	done
+}
+keep_probes on
 sh -c 'while :; do (usleep 20000); done' &
 noise=$!
 $FTMMAP stream -F -e sched:sched_process_fork -e sched:sched_process_exit -e syscalls:sys_enter_write -- \
@@ -882,6 +867,7 @@ $FTMMAP stream -F -c -e sched:sched_process_fork -e sched:sched_process_exit -e 
 rc2=$?
 kill $noise
 wait $noise 2>/dev/null
+keep_probes off
 # the pids of the lines (the task column: comm-PID)
 pids() { sed -n 's/^ *.*-\([0-9]*\) *\[[0-9]*\].*/\1/p' "$1" | sort -u; }
 np=$(pids "$W/F.out" | wc -l)
@@ -933,7 +919,12 @@ fi
 # record --print of function_graph: trace-cmd report's graph (leaf calls
 # on one line) where libtracecmd is (x86_64), else one line that says it
 # is missing and the events one a line (the arm64 guest).
-one_cpu
+offline=
+for d in /sys/devices/system/cpu/cpu[1-9]*; do
+	if [ -e "$d/online" ] && [ "$(cat "$d/online")" = 1 ] && echo 0 >"$d/online"; then
+		offline="$offline $d"
+	fi
+done
 snapshot >"$W/before"
 timeout 60 $FTMMAP stream -p function -l do_nanosleep -l 'hrtimer_*' -n hrtimer_start_range_ns -e ftrace:print -- \
 	sh -c "cat $T/current_tracer $T/set_ftrace_notrace >$W/fn.txt; usleep 1000" >"$W/fn.out" 2>"$W/fn.err"
@@ -944,7 +935,7 @@ timeout 60 $FTMMAP record --print -p function_graph -g do_nanosleep -o "$W/fgr.d
 	>"$W/fgr.out" 2>"$W/fgr.err"
 rc3=$?
 snapshot >"$W/after"
-all_cpus
+for d in $offline; do echo 1 >"$d/online"; done
 why=
 [ $rc = 0 ] || why="exit $rc"
 grep -q ' function: *do_nanosleep' "$W/fn.out" || why="$why; no do_nanosleep"
@@ -1207,6 +1198,5 @@ else
 	fail "record with a resize attempt" "$W/rsz.err" "$W/rsz.werr"
 fi
 
-keep_probes off
 rm -rf "$W"
 exit $((failed != 0))
