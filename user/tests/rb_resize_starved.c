@@ -234,6 +234,19 @@ static int write_file(const char *path, const char *val)
 	return n;
 }
 
+/* The first line of @path into @buf ("" if none): 0, or -errno */
+static int first_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, size, f))
+		buf[0] = '\0';
+	fclose(f);
+	return 0;
+}
+
 FIXTURE(starved) {
 	struct tracefs_instance	*inst;
 	int			fd;
@@ -250,7 +263,6 @@ FIXTURE(starved) {
 FIXTURE_SETUP(starved)
 {
 	char buf[256] = "";
-	FILE *f;
 
 	/* SKIP() here does not keep the test from running on 6.1: say why */
 	self->fd = -1;
@@ -275,21 +287,13 @@ FIXTURE_SETUP(starved)
 		ASSERT_EQ(0, mount("none", CGROUP_ROOT, "cgroup2", 0, NULL));
 		self->cgroup_mounted = true;
 	}
-	f = fopen(CGROUP_ROOT "/cgroup.controllers", "r");
-	ASSERT_NE(NULL, f);
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
+	ASSERT_EQ(0, first_line(CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)));
 	if (!strstr(buf, "cpuset")) {
 		snprintf(self->skip, sizeof(self->skip),
 			 "no cpuset controller in cgroup v2 (CONFIG_CPUSETS)");
 		return;
 	}
-	f = fopen(CGROUP_ROOT "/cgroup.subtree_control", "r");
-	ASSERT_NE(NULL, f);
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
+	ASSERT_EQ(0, first_line(CGROUP_ROOT "/cgroup.subtree_control", buf, sizeof(buf)));
 	if (!strstr(buf, "cpuset")) {
 		ASSERT_EQ(0, write_file(CGROUP_ROOT "/cgroup.subtree_control", "+cpuset"));
 		self->cpuset_enabled = true;
@@ -315,14 +319,8 @@ FIXTURE_SETUP(starved)
 	 * without sleeping CPU-intensive, and the pool no longer waits for
 	 * it: not while the spinner keeps the pool busy.
 	 */
-	f = fopen(WQ_THRESH, "r");
-	if (f) {
-		if (!fgets(self->thresh, sizeof(self->thresh), f))
-			self->thresh[0] = '\0';
-		fclose(f);
-		if (self->thresh[0])
-			ASSERT_EQ(0, write_file(WQ_THRESH, "600000000"));
-	}
+	if (!first_line(WQ_THRESH, self->thresh, sizeof(self->thresh)) && self->thresh[0])
+		ASSERT_EQ(0, write_file(WQ_THRESH, "600000000"));
 }
 
 FIXTURE_TEARDOWN(starved)
