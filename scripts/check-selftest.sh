@@ -12,15 +12,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/scripts"
 cp "$TOP/scripts/check.sh" "$TOP/scripts/lib.sh" "$tmp/scripts/"
-# A stub: says who it is, fails when STUB_FAIL names it and its arguments.
+# A stub: says who it is, fails when STUB_FAIL names it and its arguments
+# (and SERIES=6.12 for the mainline series: "checkpatch  SERIES=6.12").
 for s in deps check-selftest tree series-apply checkpatch kernel bisect lint matrix tests initramfs \
 	tests-6.1-on-6.12 trace-check kcsan boot; do
 	cat >"$tmp/scripts/$s.sh" <<EOF
 #!/usr/bin/env bash
 . "\$(dirname "\$0")/lib.sh"
 echo "stub $s \$* nice=\$(nice) autogroup=\$(awk '{ print \$NF }' /proc/self/autogroup 2>/dev/null)"
-[ "\${STUB_SLEEP:-}" != "$s \$*" ] || sleep 60
-[ "\${STUB_FAIL:-}" != "$s \$*" ] || exit 1
+key="$s \$*"
+[ "\${SERIES:-}" != 6.12 ] || key="\$key SERIES=6.12"
+[ "\${STUB_SLEEP:-}" != "\$key" ] || sleep 60
+[ "\${STUB_FAIL:-}" != "\$key" ] || exit 1
 mkdir -p "\$LOGS"
 case $s in
 boot) run=\${RUN_NAME:-\$1}; [ -z "\${KERNEL:-}" ] || run=\${RUN_NAME:-other}
@@ -62,6 +65,12 @@ expect "a failing boot" 1 "check: FAILED|33 passed, 1 failed, 8 skipped|" STUB_F
 # the failed stage and 3 boots not run
 expect "a failing build stage" 1 "check: FAILED at stage 'kernel-arm64' (see above)|22 passed, 4 failed, 6 skipped|" \
 	STUB_FAIL="kernel arm64"
+# the third chain (bisect-6.12, matrix, plots): every kernel was built
+expect "a failing stage of the third chain" 1 "check: FAILED at stage 'matrix' (see above)|33 passed, 1 failed, 8 skipped|" \
+	STUB_FAIL="matrix "
+# the 6.12 series, which the builds wait for after the debug kernel
+expect "a failing 6.12 series (third chain)" 1 "check: FAILED at stage 'series-6.12' (see above)|14 passed, 7 failed, 4 skipped|" \
+	STUB_FAIL="checkpatch  SERIES=6.12"
 expect "a failing first stage" 1 "check: FAILED at stage 'kernel' (see above)|0 passed, 1 failed, 0 skipped|" \
 	STUB_FAIL="kernel normal"
 n=$((n + 1))
@@ -73,23 +82,36 @@ else
 	echo "not ok $n - no line '$want'"
 	bad=$((bad + 1))
 fi
-# The check stopped while a build runs: no stub is left.
-env "${stub_env[@]}" STUB_SLEEP="bisect --skip-head" "$tmp/scripts/check.sh" >"$tmp/out.stop" 2>&1 &
-pid=$!
-for _ in $(seq 1 60); do
-	! grep -q 'stub bisect' "$tmp/out.stop" || break
-	sleep 1
-done
-kill -TERM $pid 2>/dev/null || true
-wait $pid 2>/dev/null || true
-sleep 1
 n=$((n + 1))
-if pgrep -f "$tmp/scripts/" >/dev/null; then
-	echo "not ok $n - stopping the check left builds running: $(pgrep -af "$tmp/scripts/" | head -3)"
-	pkill -f "$tmp/scripts/" || true
-	bad=$((bad + 1))
+want="[builds2] stub matrix  nice=19 autogroup=$([ ! -e /proc/self/autogroup ] || echo 19)"
+if grep -qxF "$want" "$tmp/out.1"; then
+	echo "ok $n - the third chain runs at nice 19, its lines marked"
 else
-	echo "ok $n - stopping the check stops the builds"
+	echo "not ok $n - no line '$want'"
+	bad=$((bad + 1))
 fi
+# stopped STUB WHAT: the check stopped while the stub STUB runs (sleeps):
+# no stub is left.
+stopped() {
+	env "${stub_env[@]}" STUB_SLEEP="$1" "$tmp/scripts/check.sh" >"$tmp/out.stop" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 60); do
+		! grep -qF "stub $1" "$tmp/out.stop" || break
+		sleep 1
+	done
+	kill -TERM $pid 2>/dev/null || true
+	wait $pid 2>/dev/null || true
+	sleep 1
+	n=$((n + 1))
+	if pgrep -f "$tmp/scripts/" >/dev/null; then
+		echo "not ok $n - stopping the check while $2 runs left builds running: $(pgrep -af "$tmp/scripts/" | head -3)"
+		pkill -f "$tmp/scripts/" || true
+		bad=$((bad + 1))
+	else
+		echo "ok $n - stopping the check while $2 runs stops the builds"
+	fi
+}
+stopped "bisect --skip-head" "the 6.1 bisect (builds)"
+stopped "matrix " "the matrix (third chain)"
 echo "$((n - bad)) passed, $bad failed, 0 skipped"
 [ $bad = 0 ]

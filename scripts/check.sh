@@ -7,17 +7,22 @@
 #
 #   the builds (nice 19)          the boots, each when its kernel is built
 #   debug kernel                  boot normal, boot fresh, trace-check,
-#   6.12: tree, apply,              boot stress (the accounting loads)
-#     checkpatch, kernel, guest   boot debug
+#   6.12 kernel, guest              boot stress (the accounting loads)
+#                                 boot debug
 #   arm64: kernel, guest          boot 6.12, Debian's stock 6.12 kernel
 #   6.12 PREEMPT_RT kernel          with the consumer tool's tests and
 #   kcsan kernel                    trace-check
 #   bisect (6.1), lint (W=1,      boot arm64
-#     sparse), config matrix,     boot 6.12 rt
-#     bench plots (the committed  boot kcsan (scripts/kcsan.sh --boot)
-#     plots are those of
-#     docs/bench/results.csv),
-#     bisect (6.12)
+#     sparse)                     boot 6.12 rt
+#                                 boot kcsan (scripts/kcsan.sh --boot)
+#
+# and a third chain beside them (nice 19 too): the 6.12 tree (unpacked)
+# and series (applied, checkpatch), which the 6.12 kernel waits for; then,
+# once the 6.12 PREEMPT_RT kernel is built (the last built from the 6.12
+# tree), bisect (6.12), config matrix, bench plots (the committed plots
+# are those of docs/bench/results.csv).  Those stages use one core most
+# of the time (xz, checkpatch, a bisect step's link, a configure run),
+# which the other chains' builds leave idle: MEASURED.
 #
 # A boot keeps QEMU's threads on less than one of the two cores of a CI
 # machine (0.8: 117 s of CPU in a 155 s normal boot); the builds take the
@@ -29,8 +34,8 @@
 # scratch trees, so they come after every kernel built from them.
 #
 # make check (and CI) runs check.sh.  The last line is the total:
-# "N passed, N failed, N skipped".  check.sh --builds is the chain of
-# builds, which check.sh starts itself.
+# "N passed, N failed, N skipped".  check.sh --builds and --builds2 are
+# the chains of builds, which check.sh starts itself.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 S=$TOP/scripts
@@ -40,6 +45,7 @@ chain=main
 case ${1:-} in
 '') ;;
 --builds) chain=builds ;;
+--builds2) chain=builds2 ;;
 *) die "usage: $0" ;;
 esac
 
@@ -55,7 +61,7 @@ report() {
 	say "stage times"
 	while IFS=$'\t' read -r name secs rc ch; do
 		note "$(printf '%-18s %s%s%s' "$name" "$(fmt_secs "$secs")" \
-			"$([ "$ch" = builds ] && echo '  (builds, beside the boots)')" \
+			"$(case $ch in builds*) echo '  (builds, beside the boots)' ;; esac)" \
 			"$([ "$rc" = 0 ] || echo '  FAILED')")"
 	done <"$STATE/stages"
 	note "total: $(fmt_secs $(($(now_s) - $(cat "$STATE/t0"))))"
@@ -66,8 +72,8 @@ totals() {
 		"$STATE/counts"
 }
 
-# stage NAME CMD...: run a stage; a failing one ends the check (in the
-# builds chain: the builds, and the boots wait for no more kernels).
+# stage NAME CMD...: run a stage; a failing one ends the check (in a
+# builds chain: that chain, and the boots wait for no more kernels).
 stage() {
 	local name=$1 start rc=0
 	shift
@@ -76,7 +82,7 @@ stage() {
 	record "$name" "$start" "$rc"
 	[ $rc = 0 ] && return
 	echo "0 1 0" >>"$STATE/counts"
-	if [ "$chain" = builds ]; then
+	if [ "$chain" != main ]; then
 		echo "$name" >"$STATE/builds-failed"
 		echo "check: the builds FAILED at stage '$name' (see above)"
 		exit 1
@@ -142,8 +148,11 @@ if [ "$chain" = builds ]; then
 	[ ! -w /proc/self/autogroup ] || echo 19 >/proc/self/autogroup
 	stage kernel-debug "$S/kernel.sh" debug
 	ready debug
-	stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
-	stage series-6.12 series_612
+	# the 6.12 tree and its series: the third chain's first stages
+	until [ -e "$STATE/ready-tree-6.12" ]; do
+		[ ! -e "$STATE/builds-failed" ] || exit 1
+		sleep 2
+	done
 	stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
 	stage tests-6.12 tests_612
 	ready 6.12
@@ -157,9 +166,24 @@ if [ "$chain" = builds ]; then
 	ready kcsan
 	stage bisect "$S/bisect.sh" --skip-head
 	stage lint "$S/lint.sh"
+	exit 0
+fi
+if [ "$chain" = builds2 ]; then
+	[ ! -w /proc/self/autogroup ] || echo 19 >/proc/self/autogroup
+	# beside the debug kernel: unpacking and checkpatch use one core
+	stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
+	stage series-6.12 series_612
+	ready tree-6.12
+	# bisect-6.12 checks out the prefixes in the 6.12 tree: after its
+	# last kernel; nothing when the builds ended before it
+	until [ -e "$STATE/ready-rt" ]; do
+		[ ! -e "$STATE/builds-done" ] || exit 0
+		sleep 2
+	done
+	stage bisect-6.12 env SERIES=6.12 "$S/bisect.sh" --skip-head
+	# its own work tree of the 6.1 repository (build/matrix/src)
 	stage matrix "$S/matrix.sh"
 	stage bench-plots python3 "$S/bench-report.py" --check "$TOP/docs/bench"
-	stage bisect-6.12 env SERIES=6.12 "$S/bisect.sh" --skip-head
 	exit 0
 fi
 
@@ -179,11 +203,13 @@ stage kernel "$S/kernel.sh" normal
 stage tests "$S/tests.sh"
 stage initramfs "$S/initramfs.sh"
 
-# The builds, in a session of their own (stopped with the check), their
-# lines marked.
+# The two chains of builds, each in a session of its own (stopped with the
+# check), their lines marked.
 setsid nice -n 19 "$0" --builds </dev/null > >(sed -u 's/^/[builds] /') 2>&1 &
 builds=$!
-trap 'kill -TERM -- -$builds 2>/dev/null || true' EXIT
+setsid nice -n 19 "$0" --builds2 </dev/null > >(sed -u 's/^/[builds2] /') 2>&1 &
+builds2=$!
+trap 'kill -TERM -- -$builds -$builds2 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM
 ready normal
 
@@ -259,6 +285,7 @@ done
 
 rc=0 verdict=FAILED
 wait "$builds" || rc=$?
+wait "$builds2" || rc=$?
 trap - EXIT
 report
 echo
