@@ -43,20 +43,34 @@ n=0 bad=0
 # The stubs' own build folder: make exports BUILD, and lib.sh made it this
 # check's absolute one (the stubs' runs once wrote into its state).
 stub_env=(BUILD="$tmp/build" MAINLINE_KERNEL=/stub)
-# expect NAME RC LAST-TWO-LINES [ENV...]: run the stub check, compare.
+# expect NAME RC LAST-TWO-LINES [ENV...]: start the stub check (each in a
+# build folder of its own, all at once: their chains mostly wait);
+# judge_all compares them, in order.
 expect() {
-	local name=$1 want_rc=$2 want=$3 rc=0 got
+	local name=$1 want_rc=$2 want=$3
 	shift 3
 	n=$((n + 1))
-	env "${stub_env[@]}" "$@" "$tmp/scripts/check.sh" >"$tmp/out.$n" 2>&1 || rc=$?
-	got="$rc $(tail -n 2 "$tmp/out.$n" | tr '\n' '|')"
-	if [ "$got" = "$want_rc $want" ]; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name: got '$got', want '$want_rc $want'"
-		sed 's/^/#   /' "$tmp/out.$n"
-		bad=$((bad + 1))
-	fi
+	printf '%s\n%s\n' "$name" "$want_rc $want" >"$tmp/want.$n"
+	(
+		rc=0
+		env "${stub_env[@]}" BUILD="$tmp/build.$n" "$@" "$tmp/scripts/check.sh" >"$tmp/out.$n" 2>&1 || rc=$?
+		echo "$rc $(tail -n 2 "$tmp/out.$n" | tr '\n' '|')" >"$tmp/got.$n"
+	) &
+}
+judge_all() {
+	local i name want got
+	wait
+	for i in $(seq 1 "$n"); do
+		{ read -r name; read -r want; } <"$tmp/want.$i"
+		got=$(cat "$tmp/got.$i")
+		if [ "$got" = "$want" ]; then
+			echo "ok $i - $name"
+		else
+			echo "not ok $i - $name: got '$got', want '$want'"
+			sed 's/^/#   /' "$tmp/out.$i"
+			bad=$((bad + 1))
+		fi
+	done
 }
 # 8 boots (boot.sh) of 3 passed, 1 skipped; two trace-checks of 2; kcsan 5
 expect "all pass" 0 "check: PASSED|33 passed, 0 failed, 8 skipped|"
@@ -73,6 +87,7 @@ expect "a failing 6.12 series (third chain)" 1 "check: FAILED at stage 'series-6
 	STUB_FAIL="checkpatch  SERIES=6.12"
 expect "a failing first stage" 1 "check: FAILED at stage 'kernel' (see above)|0 passed, 1 failed, 0 skipped|" \
 	STUB_FAIL="kernel normal"
+judge_all
 n=$((n + 1))
 # (their autogroup too, where the kernel has autogroups)
 want="[builds] stub kernel debug nice=19 autogroup=$([ ! -e /proc/self/autogroup ] || echo 19)"

@@ -236,13 +236,13 @@ boot_trace_check() {
 	counted_stage trace-check "$LOGS/trace-check.counts" "$S/trace-check.sh"
 }
 # The accounting loads (one writer and one consumer per CPU, GET_READER
-# alone for 30 s, then alternating read() and GET_READER for two minutes,
+# alone for 30 s, then alternating read() and GET_READER for a minute,
 # then consumers that never nap for 20 s) on 4 vCPUs: every event produced
 # is consumed or reported lost, per CPU and page.
 boot_stress() {
 	counted_stage "boot stress" "$LOGS/stress-check.counts" env RUN_NAME=stress \
 		ONLY=tests/rb_accounting \
-		APPEND="RB_LOAD_MS=${STRESS_LOAD_MS:-30000} RB_MIX_MS=${STRESS_MIX_MS:-120000} RB_KEEP_UP_MS=${STRESS_KEEP_UP_MS:-20000}" \
+		APPEND="RB_LOAD_MS=${STRESS_LOAD_MS:-30000} RB_MIX_MS=${STRESS_MIX_MS:-60000} RB_KEEP_UP_MS=${STRESS_KEEP_UP_MS:-20000}" \
 		"$S/boot.sh" normal check
 }
 boot_debug() { boot_stage debug; }
