@@ -21,8 +21,10 @@
 # once the 6.12 PREEMPT_RT kernel is built (the last built from the 6.12
 # tree), bisect (6.12), config matrix, bench plots (the committed plots
 # are those of docs/bench/results.csv).  Those stages use one core most
-# of the time (xz, checkpatch, a bisect step's link, a configure run),
-# which the other chains' builds leave idle: MEASURED.
+# of the time (xz, checkpatch, a bisect step's link, a configure run); the
+# check is bound by the CPUs, so beside the kernels they gain only what a
+# core would have left idle (a fresh clone: 55m41s, 58m12s with two
+# chains; machines of this kind differ by minutes from run to run).
 #
 # A boot keeps QEMU's threads on less than one of the two cores of a CI
 # machine (0.8: 117 s of CPU in a 155 s normal boot); the builds take the
