@@ -143,6 +143,13 @@ arm64_guest() {
 
 # The kernels the boots wait for: $STATE/ready-NAME once built.
 ready() { touch "$STATE/ready-$1"; }
+# await NAME STOP: wait for ready-NAME; status 1 once $STATE/STOP is there
+await() {
+	until [ -e "$STATE/ready-$1" ]; do
+		[ ! -e "$STATE/$2" ] || return 1
+		sleep 2
+	done
+}
 
 if [ "$chain" = builds ]; then
 	trap 'touch "$STATE/builds-done"' EXIT
@@ -151,10 +158,7 @@ if [ "$chain" = builds ]; then
 	stage kernel-debug "$S/kernel.sh" debug
 	ready debug
 	# the 6.12 tree and its series: the third chain's first stages
-	until [ -e "$STATE/ready-tree-6.12" ]; do
-		[ ! -e "$STATE/builds-failed" ] || exit 1
-		sleep 2
-	done
+	await tree-6.12 builds-failed || exit 1
 	stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
 	stage tests-6.12 tests_612
 	ready 6.12
@@ -178,10 +182,7 @@ if [ "$chain" = builds2 ]; then
 	ready tree-6.12
 	# bisect-6.12 checks out the prefixes in the 6.12 tree: after its
 	# last kernel; nothing when the builds ended before it
-	until [ -e "$STATE/ready-rt" ]; do
-		[ ! -e "$STATE/builds-done" ] || exit 0
-		sleep 2
-	done
+	await rt builds-done || exit 0
 	stage bisect-6.12 env SERIES=6.12 "$S/bisect.sh" --skip-head
 	# its own work tree of the 6.1 repository (build/matrix/src)
 	stage matrix "$S/matrix.sh"
