@@ -11,7 +11,7 @@ KERNEL      ?=
 FLAVOUR     ?= normal
 MODE        ?= shell
 ARGS        ?=
-JOBS        ?= $(shell echo $$(($$(nproc) + 1)))
+JOBS        ?=
 MATRIX      ?=
 export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 

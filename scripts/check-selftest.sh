@@ -88,23 +88,21 @@ expect "a failing 6.12 series (third chain)" 1 "check: FAILED at stage 'series-6
 expect "a failing first stage" 1 "check: FAILED at stage 'kernel' (see above)|0 passed, 1 failed, 0 skipped|" \
 	STUB_FAIL="kernel normal"
 judge_all
-n=$((n + 1))
-# (their autogroup too, where the kernel has autogroups)
-want="[builds] stub kernel debug nice=19 autogroup=$([ ! -e /proc/self/autogroup ] || echo 19)"
-if grep -qxF "$want" "$tmp/out.1"; then
-	echo "ok $n - the builds run at nice 19, their lines marked"
-else
-	echo "not ok $n - no line '$want'"
-	bad=$((bad + 1))
-fi
-n=$((n + 1))
-want="[builds2] stub matrix  nice=19 autogroup=$([ ! -e /proc/self/autogroup ] || echo 19)"
-if grep -qxF "$want" "$tmp/out.1"; then
-	echo "ok $n - the third chain runs at nice 19, its lines marked"
-else
-	echo "not ok $n - no line '$want'"
-	bad=$((bad + 1))
-fi
+# marked LINE WHAT: the all-pass run printed LINE (their autogroup too,
+# where the kernel has autogroups)
+marked() {
+	local want
+	want="$1 nice=19 autogroup=$([ ! -e /proc/self/autogroup ] || echo 19)"
+	n=$((n + 1))
+	if grep -qxF "$want" "$tmp/out.1"; then
+		echo "ok $n - $2 run at nice 19, their lines marked"
+	else
+		echo "not ok $n - no line '$want'"
+		bad=$((bad + 1))
+	fi
+}
+marked "[builds] stub kernel debug" "the builds"
+marked "[builds2] stub matrix " "the third chain's builds"
 # stopped STUB WHAT: the check stopped while the stub STUB runs (sleeps):
 # no stub is left.
 stopped() {
