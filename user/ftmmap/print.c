@@ -43,6 +43,29 @@ struct queue {
 	size_t		head, len, alloc;
 };
 
+/*
+ * The start of a line, "%16s-%-5d [%03d]" (comm, PID, CPU), as
+ * tep_print_event() renders it. It depends on the PID's comm, the PID and
+ * the CPU only, and rendering it costs about a third of the line
+ * (tep_print_event() copies and parses its format, and makes a printf call
+ * for each field): so it is kept, for the last PID seen on a CPU in each
+ * slot, and copied. It must change when the comm does:
+ *  - a comm known to libtraceevent changes only by tep_override_comm(),
+ *    which only load_cmdlines() calls: that forgets every start kept;
+ *  - a PID without a comm prints as "<...>" until one is registered, which
+ *    a plugin may do while it prints (sched_switch's tep_register_comm()):
+ *    such starts are never kept (tep_is_pid_registered(); PID 0 always
+ *    prints as "<idle>", and counts as registered).
+ */
+#define PREFIX_SLOTS	256
+#define PREFIX_MAX	48	/* a comm of 16 and the widest PID and CPU fit */
+
+struct prefix {
+	int		pid;
+	int		cpu;		/* -1: empty */
+	char		text[PREFIX_MAX];
+};
+
 /* libtracecmd's calls, once loaded (print_graph_available()) */
 struct tracecmd_input;
 
@@ -87,6 +110,8 @@ struct printer {
 	off_t		*cpu_end;	/* where the next piece goes */
 	size_t		subbuf_size;
 	struct tep_record *held;	/* read, printed once its successor is known */
+
+	struct prefix	*prefix;	/* PREFIX_SLOTS starts of lines */
 };
 
 /**
@@ -140,7 +165,15 @@ int printer_queue(const struct ftm_event *ev, void *ctx)
  * The comm of each PID as trace-cmd report gets it: saved_cmdlines (at the
  * time of printing here, at the end of the recording there).
  */
-static void load_cmdlines(struct tep_handle *tep)
+static void forget_prefixes(struct printer *pr)
+{
+	int i;
+
+	for (i = 0; i < PREFIX_SLOTS; i++)
+		pr->prefix[i].cpu = -1;
+}
+
+static void load_cmdlines(struct printer *pr)
 {
 	char *buf, *line, *next, *comm;
 	long pid;
@@ -148,20 +181,50 @@ static void load_cmdlines(struct tep_handle *tep)
 	buf = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
 	if (!buf)
 		return;
+	/* A comm may change: the starts of lines kept may be wrong now */
+	forget_prefixes(pr);
 	/* "PID COMM": the comm is the rest of the line, spaces included */
 	for (line = strtok_r(buf, "\n", &next); line; line = strtok_r(NULL, "\n", &next)) {
 		pid = strtol(line, &comm, 10);
 		if (comm != line && *comm == ' ' && comm[1])
-			tep_override_comm(tep, comm + 1, pid);
+			tep_override_comm(pr->tep, comm + 1, pid);
 	}
 	free(buf);
 }
 
+/*
+ * Write the start of @rec's line to the printer's trace_seq: kept, or
+ * rendered and kept. Of an event of unknown format (@event NULL)
+ * tep_print_event() writes "[UNKNOWN EVENT]" instead: never kept.
+ */
+static void print_prefix(struct printer *pr, struct tep_record *rec,
+			 const struct tep_event *event)
+{
+	struct trace_seq *s = &pr->seq;
+	int pid = tep_data_pid(pr->tep, rec);
+	unsigned int start = s->len;
+	struct prefix *p;
+
+	p = &pr->prefix[((unsigned int)pid * 31 + rec->cpu) % PREFIX_SLOTS];
+	if (event && p->cpu == rec->cpu && p->pid == pid) {
+		trace_seq_puts(s, p->text);
+		return;
+	}
+	tep_print_event(pr->tep, s, rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
+			TEP_PRINT_CPU);
+	if (event && s->len - start < PREFIX_MAX && tep_is_pid_registered(pr->tep, pid)) {
+		p->pid = pid;
+		p->cpu = rec->cpu;
+		memcpy(p->text, s->buffer + start, s->len - start);
+		p->text[s->len - start] = '\0';
+	}
+}
+
 /* The line of trace-cmd report 3.1.6 (trace-read.c: trace_show_data()) */
-static void print_line(struct tep_handle *tep, struct trace_seq *s, FILE *out,
-		       struct tep_record *rec)
+static void print_line(struct printer *pr, struct tep_record *rec)
 {
 	static const char spaces[] = "                    ";	/* 20 */
+	struct trace_seq *s = &pr->seq;
 	struct tep_event *event;
 	const char *name;
 	int len;
@@ -172,20 +235,22 @@ static void print_line(struct tep_handle *tep, struct trace_seq *s, FILE *out,
 				 (long long)rec->missed_events);
 	else if (rec->missed_events < 0)
 		trace_seq_printf(s, "CPU:%d [EVENTS DROPPED]\n", rec->cpu);
-	tep_print_event(tep, s, rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
-			TEP_PRINT_CPU);
-	tep_print_event(tep, s, rec, " %6.1000d:", TEP_PRINT_TIME);
-	event = tep_find_event_by_record(tep, rec);
+	event = tep_find_event_by_record(pr->tep, rec);
+	print_prefix(pr, rec, event);
+	tep_print_event(pr->tep, s, rec, " %6.1000d:", TEP_PRINT_TIME);
 	name = event ? event->name : "(NULL)";
-	trace_seq_printf(s, " %s: ", name);
+	/* " NAME: ", padded to 20 */
+	trace_seq_putc(s, ' ');
+	trace_seq_puts(s, name);
+	trace_seq_puts(s, ": ");
 	len = strlen(name);
 	if (len < 20)
-		trace_seq_printf(s, "%.*s", 20 - len, spaces);
-	tep_print_event(tep, s, rec, "%s", TEP_PRINT_INFO);
+		trace_seq_puts(s, spaces + len);
+	tep_print_event(pr->tep, s, rec, "%s", TEP_PRINT_INFO);
 	if (s->len && s->buffer[s->len - 1] == '\n')
 		s->len--;
-	trace_seq_terminate(s);
-	fprintf(out, "%s\n", s->buffer);
+	trace_seq_putc(s, '\n');
+	fwrite(s->buffer, 1, s->len, pr->out);
 }
 
 static void print_record(struct printer *pr, int cpu, struct pending *p)
@@ -195,7 +260,7 @@ static void print_record(struct printer *pr, int cpu, struct pending *p)
 		.missed_events = p->missed,
 	};
 
-	print_line(pr->tep, &pr->seq, pr->out, &rec);
+	print_line(pr, &rec);
 }
 
 /* Print, in time order, the queued events up to @limit (all if @all) */
@@ -205,7 +270,7 @@ static void print_queued(struct printer *pr, bool all, unsigned long long limit)
 	struct queue *q;
 	int cpu, best;
 
-	load_cmdlines(pr->tep);
+	load_cmdlines(pr);
 	for (;;) {
 		best = -1;
 		for (cpu = 0; cpu < pr->nr_cpus; cpu++) {
@@ -324,7 +389,7 @@ static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 	off_t done;
 	int cpu;
 
-	load_cmdlines(pr->tep);
+	load_cmdlines(pr);
 	for (;;) {
 		if (!pr->held) {
 			next = tcl.peek_next(pr->handle, &cpu);
@@ -338,7 +403,7 @@ static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 		next = tcl.peek_next(pr->handle, &cpu);
 		if (!all && (!next || next->ts > limit))
 			break;
-		print_line(pr->tep, &pr->seq, pr->out, pr->held);
+		print_line(pr, pr->held);
 		tcl.free_record(pr->held);
 		pr->held = NULL;
 	}
@@ -390,6 +455,26 @@ static void free_graph(struct printer *pr)
 	pr->tep = NULL;
 }
 
+/* A printer without its events' source: the part both kinds share */
+static struct printer *printer_alloc(int nr_cpus, FILE *out)
+{
+	struct printer *pr;
+
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return NULL;
+	pr->prefix = malloc(PREFIX_SLOTS * sizeof(*pr->prefix));
+	if (!pr->prefix) {
+		free(pr);
+		return NULL;
+	}
+	forget_prefixes(pr);
+	pr->out = out;
+	pr->nr_cpus = nr_cpus;
+	trace_seq_init(&pr->seq);
+	return pr;
+}
+
 /**
  * printer_new_graph - a printer that prints through libtracecmd
  * @events:	the events whose formats go into its headers (ftrace's always do)
@@ -414,13 +499,10 @@ struct printer *printer_new_graph(const struct tracedat_event *events, int nr_ev
 		errno = ENOENT;
 		return NULL;
 	}
-	pr = calloc(1, sizeof(*pr));
+	pr = printer_alloc(nr_cpus, out);
 	if (!pr)
 		return NULL;
-	pr->out = out;
-	pr->nr_cpus = nr_cpus;
 	pr->subbuf_size = subbuf_size;
-	trace_seq_init(&pr->seq);
 	pr->cpu_fd = malloc(nr_cpus * sizeof(*pr->cpu_fd));
 	pr->cpu_end = calloc(nr_cpus, sizeof(*pr->cpu_end));
 	if (!pr->cpu_fd || !pr->cpu_end)
@@ -495,12 +577,9 @@ struct printer *printer_new(const char * const *systems, int nr_cpus, FILE *out)
 	size_t size;
 	char *buf;
 
-	pr = calloc(1, sizeof(*pr));
+	pr = printer_alloc(nr_cpus, out);
 	if (!pr)
 		return NULL;
-	pr->out = out;
-	pr->nr_cpus = nr_cpus;
-	trace_seq_init(&pr->seq);
 	pr->q = calloc(nr_cpus, sizeof(*pr->q));
 	pr->tep = tracefs_local_events_system(NULL, systems);
 	if (!pr->q || !pr->tep) {
@@ -614,6 +693,7 @@ void printer_free(struct printer *pr)
 	free(pr->q);
 	free(pr->cpu_fd);
 	free(pr->cpu_end);
+	free(pr->prefix);
 	if (pr->plugins)
 		tep_unload_plugins(pr->plugins, pr->tep);
 	if (pr->tep && !pr->handle)

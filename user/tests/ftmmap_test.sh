@@ -142,7 +142,7 @@ tracedat_check() {
 }
 
 echo "TAP version 13"
-echo "1..62"
+echo "1..63"
 echo "# $NCPU CPUs, $N markers each"
 
 # The tool expands the top-level buffer if nothing did yet (buffer_size_kb
@@ -1196,6 +1196,29 @@ if [ $rc = 0 ] && [ -z "$why" ]; then
 else
 	echo "# rc=$rc$why"
 	fail "record with a resize attempt" "$W/rsz.err" "$W/rsz.werr"
+fi
+
+# 63: a comm that changes while a stream runs: each line names the comm of its
+# PID when it is printed (saved_cmdlines then). The line's start (comm, PID,
+# CPU) is rendered once and reused: it must be rendered again once the comm
+# changed. buffer_percent 0: each marker is read, and printed, before the
+# rename that follows it.
+bp=$(cat $T/buffer_percent)
+echo 0 >$T/buffer_percent
+$FTMMAP stream -e ftrace:print -e sched:sched_switch -- taskset -c 0 sh -c \
+	"echo -n ftm-before >/proc/self/comm; usleep 100000; echo comm-1 >$T/trace_marker; usleep 300000
+	 echo -n ftm-after >/proc/self/comm; usleep 100000; echo comm-2 >$T/trace_marker
+	 usleep 300000; exit 0" >"$W/rename.out" 2>"$W/rename.err"
+echo "$bp" >$T/buffer_percent
+l1=$(grep 'tracing_mark_write: comm-1$' "$W/rename.out")
+l2=$(grep 'tracing_mark_write: comm-2$' "$W/rename.out")
+p1=$(echo "$l1" | sed -n 's/^ *ftm-before-\([0-9]*\) .*/\1/p')
+p2=$(echo "$l2" | sed -n 's/^ *ftm-after-\([0-9]*\) .*/\1/p')
+if [ -n "$p1" ] && [ "$p1" = "$p2" ]; then
+	pass "a comm that changes: $(echo "$l1" | sed 's/^ *//'), then $(echo "$l2" | sed 's/^ *//')"
+else
+	fail "a comm that changes" "$W/rename.err"
+	printf '%s\n%s\n' "$l1" "$l2" | sed 's/^/# /'
 fi
 
 rm -rf "$W"
