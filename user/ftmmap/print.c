@@ -161,10 +161,6 @@ int printer_queue(const struct ftm_event *ev, void *ctx)
 	return 0;
 }
 
-/*
- * The comm of each PID as trace-cmd report gets it: saved_cmdlines (at the
- * time of printing here, at the end of the recording there).
- */
 static void forget_prefixes(struct printer *pr)
 {
 	int i;
@@ -173,6 +169,10 @@ static void forget_prefixes(struct printer *pr)
 		pr->prefix[i].cpu = -1;
 }
 
+/*
+ * The comm of each PID as trace-cmd report gets it: saved_cmdlines (at the
+ * time of printing here, at the end of the recording there).
+ */
 static void load_cmdlines(struct printer *pr)
 {
 	char *buf, *line, *next, *comm;
