@@ -112,6 +112,7 @@ struct printer {
 	struct tep_record *held;	/* read, printed once its successor is known */
 
 	struct prefix	*prefix;	/* PREFIX_SLOTS starts of lines */
+	char		*cmdlines;	/* saved_cmdlines as last read, or NULL */
 };
 
 /**
@@ -171,7 +172,8 @@ static void forget_prefixes(struct printer *pr)
 
 /*
  * The comm of each PID as trace-cmd report gets it: saved_cmdlines (at the
- * time of printing here, at the end of the recording there).
+ * time of printing here, at the end of the recording there). Read before
+ * each round of printing; the same text as the last time changes nothing.
  */
 static void load_cmdlines(struct printer *pr)
 {
@@ -181,6 +183,12 @@ static void load_cmdlines(struct printer *pr)
 	buf = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
 	if (!buf)
 		return;
+	if (pr->cmdlines && !strcmp(buf, pr->cmdlines)) {
+		free(buf);
+		return;
+	}
+	free(pr->cmdlines);
+	pr->cmdlines = strdup(buf);	/* NULL: compared with nothing next time */
 	/* A comm may change: the starts of lines kept may be wrong now */
 	forget_prefixes(pr);
 	/* "PID COMM": the comm is the rest of the line, spaces included */
@@ -694,6 +702,7 @@ void printer_free(struct printer *pr)
 	free(pr->cpu_fd);
 	free(pr->cpu_end);
 	free(pr->prefix);
+	free(pr->cmdlines);
 	if (pr->plugins)
 		tep_unload_plugins(pr->plugins, pr->tep);
 	if (pr->tep && !pr->handle)
