@@ -23,6 +23,9 @@ echo "stub $s \$* nice=\$(nice) autogroup=\$(awk '{ print \$NF }' /proc/self/aut
 key="$s \$*"
 [ "\${SERIES:-}" != 6.12 ] || key="\$key SERIES=6.12"
 [ "\${STUB_SLEEP:-}" != "\$key" ] || sleep 60
+# lint spins until it used 1.5 s of CPU: the report must show it
+[ "\$key" != "lint " ] || python3 -c 'import time
+while time.process_time() < 1.5: pass'
 [ "\${STUB_FAIL:-}" != "\$key" ] || exit 1
 mkdir -p "\$LOGS"
 case $s in
@@ -103,6 +106,19 @@ marked() {
 }
 marked "[builds] stub kernel debug" "the builds"
 marked "[builds2] stub matrix " "the third chain's builds"
+# The CPU time of each stage: lint's 1.5 s of spinning (in a chain of
+# builds) is its own, and no stub of the boots' chain, which only waits,
+# has a second of it.
+n=$((n + 1))
+if grep -qE '^    lint +[0-9]+m[0-9]{2}s  CPU 0m0[12]s' "$tmp/out.1" &&
+	! grep -E '^    (boot|trace-check|kcsan)' "$tmp/out.1" | grep -qvF 'CPU 0m00s' &&
+	grep -qE '^    CPU of the stages: ' "$tmp/out.1"; then
+	echo "ok $n - the report gives each stage's CPU time"
+else
+	echo "not ok $n - the CPU times of the stages:"
+	grep -E '^    [a-z]' "$tmp/out.1" | sed 's/^/#   /'
+	bad=$((bad + 1))
+fi
 # stopped STUB WHAT: the check stopped while the stub STUB runs (sleeps):
 # no stub is left.
 stopped() {

@@ -51,21 +51,51 @@ case ${1:-} in
 *) die "usage: $0" ;;
 esac
 
-# $STATE/stages: one line per stage ended, "NAME<tab>SECONDS<tab>RC<tab>CHAIN";
+# $STATE/stages: one line per stage ended,
+# "NAME<tab>SECONDS<tab>RC<tab>CHAIN<tab>CPU" (CPU: the seconds of user and
+# system time of the stage's processes, QEMU's included);
 # $STATE/counts: one line "passed failed skipped" per counted stage.
 record() { # NAME START RC
-	printf '%s\t%s\t%s\t%s\n' "$1" $(($(now_s) - $2)) "$3" "$chain" >>"$STATE/stages"
+	local f=$STATE/cpu.$BASHPID
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" $(($(now_s) - $2)) "$3" "$chain" \
+		"$(cat "$f" 2>/dev/null || echo '?')" >>"$STATE/stages"
+	rm -f "$f"
+}
+
+# timed CMD...: run CMD in a subshell, which then writes the CPU time of
+# its children (the stage's processes, each counted once reaped) into
+# $STATE/cpu.PID for record().  Not the chain's own children: the main
+# chain reaps the builds chains whenever they end, so its figure would
+# take in theirs.
+timed() {
+	local f=$STATE/cpu.$BASHPID
+	(
+		rc=0
+		"$@" || rc=$?
+		times >"$f.times"
+		exit $rc
+	)
+	local rc=$? t
+	t=$(sed -n 2p "$f.times" 2>/dev/null)
+	rm -f "$f.times"
+	# "0m12.340s 0m3.210s": user and system, minutes and seconds
+	if [[ $t =~ ^([0-9]+)m([0-9]+)\.[0-9]+s\ ([0-9]+)m([0-9]+)\.[0-9]+s$ ]]; then
+		echo $((BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]} + BASH_REMATCH[3] * 60 + 10#${BASH_REMATCH[4]})) >"$f"
+	fi
+	return $rc
 }
 
 report() {
-	local name secs rc ch
+	local name secs rc ch cpu total=0
 	echo
-	say "stage times"
-	while IFS=$'\t' read -r name secs rc ch; do
-		note "$(printf '%-18s %s%s%s' "$name" "$(fmt_secs "$secs")" \
+	say "stage times (wall clock; CPU: user + system of the stage's processes)"
+	while IFS=$'\t' read -r name secs rc ch cpu; do
+		case $cpu in '' | *[!0-9]*) cpu='?' ;; *) total=$((total + cpu)) cpu=$(fmt_secs "$cpu") ;; esac
+		note "$(printf '%-18s %s  CPU %s%s%s' "$name" "$(fmt_secs "$secs")" "$cpu" \
 			"$(case $ch in builds*) echo '  (builds, beside the boots)' ;; esac)" \
 			"$([ "$rc" = 0 ] || echo '  FAILED')")"
 	done <"$STATE/stages"
+	note "CPU of the stages: $(fmt_secs "$total")"
 	note "total: $(fmt_secs $(($(now_s) - $(cat "$STATE/t0"))))"
 }
 
@@ -80,7 +110,7 @@ stage() {
 	local name=$1 start rc=0
 	shift
 	start=$(now_s)
-	"$@" || rc=$?
+	timed "$@" || rc=$?
 	record "$name" "$start" "$rc"
 	[ $rc = 0 ] && return
 	echo "0 1 0" >>"$STATE/counts"
@@ -103,7 +133,7 @@ counted_stage() {
 	shift 2
 	start=$(now_s)
 	rm -f "$counts"
-	"$@" || rc=$?
+	timed "$@" || rc=$?
 	record "$name" "$start" "$rc"
 	if [ -f "$counts" ]; then
 		read -r -a c <"$counts"
