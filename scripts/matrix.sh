@@ -16,6 +16,15 @@
 # recorded dependencies the series changes are removed first), so the two
 # logs hold the warnings of the same objects; the objects the series does not
 # touch give the same warnings at both ends.
+#
+# The base's warnings are a function of the base's sources, the compiler
+# and the .config: config/matrix-base/NAME.txt keeps them, under a key of
+# those three (and the W= level and folder).  When the key matches, the
+# base is not built again: every object of the folder is compiled at the
+# head and its warnings compared with the file's.  Otherwise (another
+# tree, compiler or config) the base is built as above, and the key and
+# warnings are in $LOGS/matrix-NAME-base.key; --record-base builds the base
+# of every object and writes the files.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
@@ -24,6 +33,12 @@ ALL=(debian-amd64 ftrace-minimal i386 arm64)
 WT=$BUILD/matrix/src
 DEBIAN_CONFIGS=/usr/src/linux-config-6.1
 dir=${MATRIX_DIR:-kernel/trace/}
+BASELINES=$TOP/config/matrix-base
+record=0
+if [ "${1:-}" = --record-base ]; then
+	record=1
+	shift
+fi
 names=("$@")
 [ ${#names[@]} != 0 ] || names=("${ALL[@]}")
 
@@ -174,6 +189,24 @@ force_changed() {
 	[ "$n" = 0 ] || note "$n objects depend on files the series changes: compiled again"
 }
 
+# base_key OBJ: what the base's warnings depend on: the base's sources (its
+# tree), the compiler, the .config made at the base, the W= level and the
+# folder.
+base_key() {
+	{
+		sgit rev-parse "$base_commit^{tree}"
+		"${cross}gcc" --version | head -n 1
+		echo "$arch W=1 $dir"
+		cat "$1/.config"
+	} | sha256sum | cut -c1-16
+}
+
+# clean_dir OBJ: remove the objects of $dir, so that the next build
+# compiles (and warns about) every one of them.
+clean_dir() {
+	[ ! -d "$1/$dir" ] || find "$1/$dir" \( -name '*.o' -o -name '*.a' \) -delete
+}
+
 # warnings LOG: the warnings of a build log, without line and column numbers
 # and code offsets (objtool), each once.
 warnings() {
@@ -198,7 +231,7 @@ first_errors() {
 # Sets result[NAME] and times[NAME]; returns non-zero on any failure.
 declare -A result times
 run_config() {
-	local name=$1 obj=$OBJ/matrix-$1 t0 t1 t2 t3 rc=0 blog hlog
+	local name=$1 obj=$OBJ/matrix-$1 t0 t1 t2 t3 rc=0 blog hlog key baseline from
 	blog=$LOGS/matrix-$name-base.log hlog=$LOGS/matrix-$name-head.log
 	recipe "$name"
 	say "matrix $name: W=1 $dir ($([ -z "$cross" ] || echo "${cross}gcc, ")ARCH=$arch, make -j$JOBS)"
@@ -210,12 +243,36 @@ run_config() {
 		return 1
 	fi
 	t1=$(now_s)
-	force_changed "$obj"
-	note "base: $(sgit log -1 --format='%h %s' "$base_commit")"
-	if ! run_logged "$blog" kmake "$obj" -k W=1 "$dir"; then
-		result[$name]="$dir does not build at the base (see $blog)"
-		times[$name]="base failed after $(fmt_secs $(($(now_s) - t0)))"
-		return 1
+	key=$(base_key "$obj")
+	baseline=$BASELINES/$name.txt
+	if [ $record = 0 ] && [ "$(sed -n 's/^# key: //p' "$baseline" 2>/dev/null)" = "$key" ]; then
+		note "base: the warnings of ${baseline#"$TOP"/} (key $key), not built again"
+		grep -v '^#' "$baseline" >"$LOGS/matrix-$name-base.txt" || true
+		: >"$blog"
+		clean_dir "$obj"
+		from=${baseline#"$TOP"/}
+	else
+		[ $record = 0 ] || clean_dir "$obj"
+		[ ! -f "$baseline" ] || note "base: ${baseline#"$TOP"/} is of another tree, compiler or config: built"
+		force_changed "$obj"
+		note "base: $(sgit log -1 --format='%h %s' "$base_commit")"
+		if ! run_logged "$blog" kmake "$obj" -k W=1 "$dir"; then
+			result[$name]="$dir does not build at the base (see $blog)"
+			times[$name]="base failed after $(fmt_secs $(($(now_s) - t0)))"
+			return 1
+		fi
+		warnings "$blog" >"$LOGS/matrix-$name-base.txt"
+		{
+			echo "# key: $key"
+			echo "# The W=1 warnings of $dir at the base, config $name (scripts/matrix.sh --record-base)"
+			cat "$LOGS/matrix-$name-base.txt"
+		} >"$LOGS/matrix-$name-base.key"
+		if [ $record = 1 ]; then
+			mkdir -p "$BASELINES"
+			cp "$LOGS/matrix-$name-base.key" "$baseline"
+			note "wrote ${baseline#"$TOP"/}: $(wc -l <"$LOGS/matrix-$name-base.txt") warnings"
+		fi
+		from="the base"
 	fi
 	t2=$(now_s)
 	goto "$head_commit"
@@ -224,7 +281,6 @@ run_config() {
 	t3=$(now_s)
 	times[$name]=$(printf 'configure %s, base %s, head %s, total %s' "$(fmt_secs $((t1 - t0)))" \
 		"$(fmt_secs $((t2 - t1)))" "$(fmt_secs $((t3 - t2)))" "$(fmt_secs $((t3 - t0)))")
-	warnings "$blog" >"$LOGS/matrix-$name-base.txt"
 	warnings "$hlog" >"$LOGS/matrix-$name-head.txt"
 	LC_ALL=C comm -13 "$LOGS/matrix-$name-base.txt" "$LOGS/matrix-$name-head.txt" |
 		{ grep -v 'error:' || true; } >"$LOGS/matrix-$name-new.txt"
@@ -238,7 +294,7 @@ $(first_errors "$hlog" | sed 's/^/        /')"
 $(sed 's/^/        /' "$LOGS/matrix-$name-new.txt")"
 		return 1
 	fi
-	result[$name]="builds; no new W=1 warnings (the base shows all $(wc -l <"$LOGS/matrix-$name-head.txt") of the head's)"
+	result[$name]="builds; no new W=1 warnings ($from shows all $(wc -l <"$LOGS/matrix-$name-head.txt") of the head's)"
 	note "${times[$name]}"
 }
 
