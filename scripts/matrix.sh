@@ -252,8 +252,11 @@ run_config() {
 		clean_dir "$obj"
 		from=${baseline#"$TOP"/}
 	else
-		[ $record = 0 ] || clean_dir "$obj"
-		[ ! -f "$baseline" ] || note "base: ${baseline#"$TOP"/} is of another tree, compiler or config: built"
+		if [ $record = 1 ]; then
+			clean_dir "$obj"
+		elif [ -f "$baseline" ]; then
+			note "base: ${baseline#"$TOP"/} is of another tree, compiler or config: built"
+		fi
 		force_changed "$obj"
 		note "base: $(sgit log -1 --format='%h %s' "$base_commit")"
 		if ! run_logged "$blog" kmake "$obj" -k W=1 "$dir"; then
