@@ -208,11 +208,15 @@ clean_dir() {
 }
 
 # warnings LOG: the warnings of a build log, without line and column numbers
-# and code offsets (objtool), each once.
+# and code offsets (objtool), each once.  Not those of the host programs
+# under scripts/, which the series does not touch: a build in a new object
+# folder makes them first (genksyms' bison conflicts, where MODVERSIONS is
+# on), and only there, so a kept base would lack them.
 warnings() {
 	{ grep -E '(warning|error):' "$1" || true; } |
 		sed -E -e "s|$WT/||g" -e 's|^\.\./||' -e 's/:[0-9]+:[0-9]+:/:/' -e 's/:[0-9]+:/:/' \
 			-e 's/\+0x[0-9a-f]+(\/0x[0-9a-f]+)?//g' |
+		{ grep -v '^scripts/' || true; } |
 		LC_ALL=C sort -u
 }
 
