@@ -179,6 +179,7 @@ results = []
 
 
 def check(ok, what, why=""):
+    ok = bool(ok)
     results.append(ok)
     n = len(results)
     print(f"{'ok' if ok else 'not ok'} {n} - {what}")
