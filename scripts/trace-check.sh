@@ -46,7 +46,14 @@
 #     trace-cmd report, leaf calls joined, but for the comm of the task
 #     column; sgraph (stream -p function_graph -g, the same printer)
 #     prints trace-cmd report's lines with leaf calls joined, none left
-#     as an entry line followed by the same task's exit line.
+#     as an entry line followed by the same task's exit line;
+#   - glossy (record --print -b 16 -p function_graph -g, the consumer at
+#     nice 19) and gleaf (-l of two leaf functions of write()) lose
+#     events: their lines are trace-cmd report's but for the comm, and
+#     where trace-cmd report joins an entry with the exit after a loss
+#     into one leaf line (the loss unseen), ftmmap prints the entry, the
+#     loss and the exit (see align_graph()); each loss ftmmap counted is
+#     printed, and the counts printed add up to its own.
 # Prints "ok N - ..." / "not ok N - ..." and a last line "N passed, N
 # failed, 0 skipped"; writes "passed failed skipped" to
 # $LOGS/trace-check.counts.  Exit status 0 when all passed.
@@ -157,6 +164,12 @@ one sgraph stream -p function_graph -g do_nanosleep -- sh -c "$sleeps"
 # loss where it happened
 NICE=19 one glossy record --print -F -c -b 16 -p function_graph -g ksys_write -o $OUT/glossy.dat -- \
 	sh $J/markers.sh 500 0 -39
+# Leaf calls only: two functions of write() (-l), 1000 writes to /dev/null,
+# everything at nice 0. Losses between the reads; on Debian's 6.12 the
+# last event before each is an entry whose function's exit is the first
+# after it, which trace-cmd report joins into one line.
+one gleaf record --print -F -c -b 16 -p function_graph -l '*fdget_pos' -l rw_verify_area \
+	-o $OUT/gleaf.dat -- sh -c 'i=0; while [ $i -lt 1000 ]; do echo x >/dev/null; i=$((i + 1)); done'
 for d in $off; do echo 1 >$d/online; done
 # The consumer at nice 19 and the writer at nice -20, both on CPU 0: the
 # writer fills the 16 KB buffer many times before the consumer runs.
@@ -377,6 +390,89 @@ def leaves(lines):
     return sum(1 for l in lines if re.search(r" funcgraph_entry: .*\|\s+\w+\(\);$", l))
 
 
+GRAPH_OPEN = re.compile(r"\|\s+(\S+)\(\) \{$")
+GRAPH_LEAF = re.compile(r"\|\s+(\S+)\(\);$")
+
+
+def align_graph(a, b):
+    """ftmmap's printed lines @a against trace-cmd report's @b of the same
+    file: the same but for the comm of the task column, except where
+    trace-cmd report joins a function's entry with the first event after a
+    loss, the exit of that function by the same task but of another call:
+    it prints one leaf line ("f();") and no loss, which ftmmap prints as
+    the entry ("f() {"), the loss, then the exit. Returns the pairs that
+    differ otherwise, and how many such joins there were."""
+    i = j = joins = 0
+    diff = []
+    while i < len(a) and j < len(b):
+        x, y = a[i], b[j]
+        if task(x) == task(y):
+            i += 1
+            j += 1
+            continue
+        mx, my = LINE.match(x), LINE.match(y)
+        ox = mx and mx["event"] == "funcgraph_entry" and GRAPH_OPEN.search(mx["fields"])
+        ly = my and my["event"] == "funcgraph_entry" and GRAPH_LEAF.search(my["fields"])
+        if (ox and ly and i + 2 < len(a) and ox.group(1) == ly.group(1) and
+                (mx["pid"], mx["cpu"], mx["ts"]) == (my["pid"], my["cpu"], my["ts"]) and
+                DROPPED.match(a[i + 1]) and LINE.match(a[i + 2]) and
+                LINE.match(a[i + 2])["event"] == "funcgraph_exit" and
+                LINE.match(a[i + 2])["pid"] == mx["pid"]):
+            joins += 1
+            i += 3
+            j += 1
+            continue
+        diff.append((x, y))
+        i += 1
+        j += 1
+    diff += [(x, "(none)") for x in a[i:]] + [("(none)", y) for y in b[j:]]
+    return diff, joins
+
+
+def shown_losses(lines):
+    """{cpu: (events in the losses with a count, losses without)} of the
+    "CPU:N [X EVENTS DROPPED]" lines"""
+    out = {}
+    for l in lines:
+        d = DROPPED.match(l)
+        if d:
+            n, u = out.get(int(d.group(1)), (0, 0))
+            out[int(d.group(1))] = (n + int(d.group(2)), u) if d.group(2) else (n, u + 1)
+    return out
+
+
+def counted_losses(name):
+    """{cpu: (events lost, whether some loss had no count)} as ftmmap says"""
+    return {int(m.group(1)): (int(m.group(2)), bool(m.group(3))) for m in
+            re.finditer(r"^CPU (\d+): \d+ events, (\d+) lost( \(and more, of unknown number\))?",
+                        read(name + ".err") or "", re.M)}
+
+
+def check_graph_losses(name, label):
+    """A record --print run of function_graph that lost events: its lines
+    are trace-cmd report's (align_graph()), and each loss it counted is
+    printed where it happened"""
+    lines = printed_lines(name)
+    if not lines:
+        return
+    a, b, _ = lines
+    diff, joins = align_graph(a, b)
+    ng = sum(1 for l in a if " funcgraph_" in l)
+    shown = shown_losses(a)
+    nlost = sum(n for n, _ in shown.values())
+    nshown = sum(1 for l in a if DROPPED.match(l))
+    check(ng > 0 and nshown > 0 and not diff,
+          f"{label}: its {len(a)} lines ({ng} graph ones, {nshown} losses of {nlost} events) "
+          f"are trace-cmd report's, but for the comm of the task column and the {joins} "
+          "leaf lines trace-cmd report makes of an entry and the exit after a loss",
+          show(diff) or f"{len(a)} vs {len(b)} lines, {ng} graph lines, {nshown} losses")
+    counted = counted_losses(name)
+    printed = {c: (shown.get(c, (0, 0))[0], shown.get(c, (0, 0))[1] > 0) for c in counted}
+    check(bool(counted) and printed == counted,
+          f"{label}: every loss ftmmap counted is printed where it happened: "
+          f"(events, some without a count) per CPU: printed {printed} = counted {counted}")
+
+
 def show(diff):
     """The first differing lines, for a failed check's message"""
     return "\n".join(f"ftmmap:    {x}\ntrace-cmd: {y}" for x, y in diff[:3])
@@ -460,17 +556,10 @@ if params is not None:
 
     # The same, losing events: the lines, "CPU:0 [N EVENTS DROPPED]" ones
     # included (in the printer's pieces as in the file's sub-buffers)
-    lines = printed_lines("glossy")
-    if lines:
-        a, b, diff = lines
-        ng = sum(1 for l in a if " funcgraph_" in l)
-        drops = [l for l in a if DROPPED.match(l)]
-        nlost = sum(int(DROPPED.match(l).group(2) or 0) for l in drops)
-        check(ng > 0 and drops and len(a) == len(b) and not diff,
-              f"record --print -b 16 -p function_graph, losing events: its {len(a)} lines "
-              f"({ng} graph ones, {len(drops)} losses of {nlost} events) are trace-cmd report's, "
-              "but for the comm of the task column",
-              show(diff) or f"{len(a)} vs {len(b)} lines, {ng} graph lines, {len(drops)} losses")
+    check_graph_losses("glossy", "record --print -b 16 -p function_graph, losing events")
+    # Leaf calls only: losses between an entry and an exit
+    check_graph_losses("gleaf", "record --print -b 16 -p function_graph -l, losing events "
+                       "between leaf calls")
 
     # stream of function_graph: the same printer as record --print. Its
     # own run, so not the same lines as graph.dat's; but trace-cmd report's

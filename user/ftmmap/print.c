@@ -71,6 +71,7 @@ struct tracecmd_input;
 
 static struct {
 	bool tried, ok;
+	void *dl;
 	struct tracecmd_input *(*alloc_fd)(int fd, int flags);
 	int (*read_headers)(struct tracecmd_input *handle, int state);
 	int (*make_pipe)(struct tracecmd_input *handle, int cpu, int fd, int cpus);
@@ -89,6 +90,8 @@ static struct {
  * trace-cmd's private header, with this enum; trace-cmd stream uses them.
  */
 #define TRACECMD_FILE_PRINTK	6
+/* enum tracecmd_open_flags, in trace-cmd's public header (not packaged) */
+#define TRACECMD_FL_LOAD_NO_PLUGINS	(1 << 0)
 
 struct printer {
 	struct tep_handle *tep;
@@ -110,6 +113,7 @@ struct printer {
 	off_t		*cpu_end;	/* where the next piece goes */
 	size_t		subbuf_size;
 	struct tep_record *held;	/* read, printed once its successor is known */
+	struct tracecmd_input *no_events; /* a handle with no CPUs: print_held() */
 
 	struct prefix	*prefix;	/* PREFIX_SLOTS starts of lines */
 	char		*cmdlines;	/* saved_cmdlines as last read, or NULL */
@@ -356,9 +360,11 @@ bool print_graph_available(void)
 	tcl.set_loglevel = dlsym(dl, "tracecmd_set_loglevel");
 	tcl.ok = tcl.alloc_fd && tcl.read_headers && tcl.make_pipe && tcl.get_tep &&
 		 tcl.peek_next && tcl.read_data && tcl.free_record && tcl.close &&
-		 tcl.set_loglevel;
+		 tcl.set_loglevel && dlsym(dl, "tracecmd_curr_thread_handle");
 	if (!tcl.ok)
 		dlclose(dl);
+	else
+		tcl.dl = dl;
 	return tcl.ok;
 }
 
@@ -390,6 +396,39 @@ int printer_queue_piece(const struct ftm_piece *piece, void *ctx)
 	return 0;
 }
 
+/*
+ * Print the held event, @next the event after it in the trace.
+ *
+ * libtracecmd's function_graph handler prints an entry and the next event
+ * of the trace on one line ("func();", a leaf call) when that event is the
+ * exit of the same function by the same task, and takes the exit in: it
+ * is never printed on its own. trace-cmd report (3.1.6, and 3.4 still)
+ * does so even when the exit is the first event after a loss: the entry
+ * and the exit of two different calls, events apart, make one line with
+ * their difference as its duration, and the loss, which is reported with
+ * the exit, is not shown at all. So when @next comes after a loss, the
+ * handler peeks through a handle with no events (it finds the handle in
+ * tracecmd_curr_thread_handle, which libtracecmd sets in each peek): the
+ * entry prints as "func() {", and the exit then on its own line, after
+ * the loss. Every loss is thus shown where it happened; it is the one
+ * place where the lines are not trace-cmd report's.
+ */
+static void print_held(struct printer *pr, const struct tep_record *next)
+{
+	struct tracecmd_input **curr = NULL;
+
+	/* The thread's own copy of the variable: looked up when needed */
+	if (next && next->missed_events)
+		curr = dlsym(tcl.dl, "tracecmd_curr_thread_handle");
+	if (curr)
+		*curr = pr->no_events;
+	print_line(pr, pr->held);
+	if (curr)
+		*curr = pr->handle;
+	tcl.free_record(pr->held);
+	pr->held = NULL;
+}
+
 /* Print, in time order, what libtracecmd has read up to @limit (all if @all) */
 static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 {
@@ -411,9 +450,7 @@ static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 		next = tcl.peek_next(pr->handle, &cpu);
 		if (!all && (!next || next->ts > limit))
 			break;
-		print_line(pr, pr->held);
-		tcl.free_record(pr->held);
-		pr->held = NULL;
+		print_held(pr, next);
 	}
 	/* What libtracecmd read is in its own copies by now */
 	for (cpu = 0; cpu < pr->nr_cpus; cpu++) {
@@ -450,7 +487,10 @@ static void free_graph(struct printer *pr)
 	 */
 	in = dup(STDIN_FILENO);
 	tcl.set_loglevel(TEP_LOG_NONE);
-	tcl.close(pr->handle);
+	if (pr->handle)
+		tcl.close(pr->handle);
+	if (pr->no_events)
+		tcl.close(pr->no_events);
 	tcl.set_loglevel(TEP_LOG_WARNING);
 	if (in >= 0) {
 		dup2(in, STDIN_FILENO);
@@ -460,6 +500,7 @@ static void free_graph(struct printer *pr)
 		if (pr->cpu_fd[cpu] >= 0)
 			close(pr->cpu_fd[cpu]);
 	pr->handle = NULL;
+	pr->no_events = NULL;
 	pr->tep = NULL;
 }
 
@@ -529,7 +570,25 @@ struct printer *printer_new_graph(const struct tracedat_event *events, int nr_ev
 	}
 	if (tracedat_headers(hdr, subbuf_size, events, nr_events))
 		goto fail;
+	/*
+	 * The handle with no CPUs of print_held(): tracecmd_alloc_fd() reads
+	 * the file's first bytes only (magic, version, sizes). Made first, as
+	 * the descriptors share their offset: the printing handle's then
+	 * starts again from 0, and this one reads no more.
+	 */
 	fd = dup(fd);
+	if (fd < 0 || lseek(fd, 0, SEEK_SET)) {
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	pr->no_events = tcl.alloc_fd(fd, TRACECMD_FL_LOAD_NO_PLUGINS);
+	if (!pr->no_events) {
+		close(fd);
+		errno = EINVAL;
+		goto fail;
+	}
+	fd = dup(fileno(hdr));
 	if (fd < 0 || lseek(fd, 0, SEEK_SET)) {
 		if (fd >= 0)
 			close(fd);
@@ -685,7 +744,7 @@ void printer_free(struct printer *pr)
 
 	if (!pr)
 		return;
-	if (pr->handle)
+	if (pr->handle || pr->no_events)
 		free_graph(pr);
 	for (cpu = 0; pr->q && cpu < pr->nr_cpus; cpu++) {
 		q = &pr->q[cpu];
