@@ -48,12 +48,14 @@
 #     prints trace-cmd report's lines with leaf calls joined, none left
 #     as an entry line followed by the same task's exit line;
 #   - glossy (record --print -b 16 -p function_graph -g, the consumer at
-#     nice 19) and gleaf (-l of two leaf functions of write()) lose
-#     events: their lines are trace-cmd report's but for the comm, and
-#     where trace-cmd report joins an entry with the exit after a loss
-#     into one leaf line (the loss unseen), ftmmap prints the entry, the
-#     loss and the exit (see align_graph()); each loss ftmmap counted is
-#     printed, and the counts printed add up to its own.
+#     nice 19), gleaf16 and gone16 (-l of two leaf functions of write(),
+#     of one with markers) lose events: their lines are trace-cmd report's but for the
+#     comm, and where trace-cmd report joins an entry with the exit after
+#     a loss into one leaf line (the loss unseen), ftmmap prints the
+#     entry, the loss and the exit (see align_graph()); each loss ftmmap
+#     counted is printed, and the counts printed add up to its own; the
+#     events read and lost of gleaf16 and gone16 are those of the same
+#     workload with a buffer that loses none (gleaf1024, gone1024).
 # Prints "ok N - ..." / "not ok N - ..." and a last line "N passed, N
 # failed, 0 skipped"; writes "passed failed skipped" to
 # $LOGS/trace-check.counts.  Exit status 0 when all passed.
@@ -164,12 +166,20 @@ one sgraph stream -p function_graph -g do_nanosleep -- sh -c "$sleeps"
 # loss where it happened
 NICE=19 one glossy record --print -F -c -b 16 -p function_graph -g ksys_write -o $OUT/glossy.dat -- \
 	sh $J/markers.sh 500 0 -39
-# Leaf calls only: two functions of write() (-l), 1000 writes to /dev/null,
-# everything at nice 0. Losses between the reads; on Debian's 6.12 the
-# last event before each is an entry whose function's exit is the first
-# after it, which trace-cmd report joins into one line.
-one gleaf record --print -F -c -b 16 -p function_graph -l '*fdget_pos' -l rw_verify_area \
-	-o $OUT/gleaf.dat -- sh -c 'i=0; while [ $i -lt 1000 ]; do echo x >/dev/null; i=$((i + 1)); done'
+# Leaf calls only: functions of write() (-l), 1000 writes to /dev/null,
+# everything at nice 0, losses between the reads; and the same with a
+# buffer that loses none, for the number of events. gleaf: two functions;
+# on Debian's 6.12 the last event before each loss is an entry whose
+# function's exit is the first after it, which trace-cmd report joins into
+# one line. gone: one function, and 1000 markers: on 6.12 the sub-buffers
+# before the losses are full to their end, with no room for the count.
+nullw='i=0; while [ $i -lt 1000 ]; do echo x >/dev/null; i=$((i + 1)); done'
+for b in 16 1024; do
+	one gleaf$b record --print -F -c -b $b -p function_graph -l '*fdget_pos' -l rw_verify_area \
+		-o $OUT/gleaf$b.dat -- sh -c "$nullw"
+	one gone$b record --print -F -c -b $b -p function_graph -l '*fdget_pos' \
+		-o $OUT/gone$b.dat -- sh $J/markers.sh 1000 0
+done
 for d in $off; do echo 1 >$d/online; done
 # The consumer at nice 19 and the writer at nice -20, both on CPU 0: the
 # writer fills the 16 KB buffer many times before the consumer runs.
@@ -441,11 +451,22 @@ def shown_losses(lines):
     return out
 
 
+TOTALS = re.compile(r"^CPU (\d+): (\d+) events, (\d+) lost(?P<more> \(and (?:(?P<n>\d+) more, by the "
+                    r"kernel's overrun count|more, of unknown number)\))?,", re.M)
+
+
 def counted_losses(name):
-    """{cpu: (events lost, whether some loss had no count)} as ftmmap says"""
-    return {int(m.group(1)): (int(m.group(2)), bool(m.group(3))) for m in
-            re.finditer(r"^CPU (\d+): \d+ events, (\d+) lost( \(and more, of unknown number\))?",
-                        read(name + ".err") or "", re.M)}
+    """{cpu: (events lost with a count, whether some loss had none)} as
+    ftmmap says"""
+    return {int(m.group(1)): (int(m.group(3)), bool(m["more"]))
+            for m in TOTALS.finditer(read(name + ".err") or "")}
+
+
+def accounted(name):
+    """{cpu: (events, lost, lost in losses of no count, or None if unknown)}"""
+    return {int(m.group(1)): (int(m.group(2)), int(m.group(3)),
+                              int(m["n"]) if m["n"] else (None if m["more"] else 0))
+            for m in TOTALS.finditer(read(name + ".err") or "")}
 
 
 def check_graph_losses(name, label):
@@ -557,9 +578,21 @@ if params is not None:
     # The same, losing events: the lines, "CPU:0 [N EVENTS DROPPED]" ones
     # included (in the printer's pieces as in the file's sub-buffers)
     check_graph_losses("glossy", "record --print -b 16 -p function_graph, losing events")
-    # Leaf calls only: losses between an entry and an exit
-    check_graph_losses("gleaf", "record --print -b 16 -p function_graph -l, losing events "
-                       "between leaf calls")
+    # Leaf calls only: losses between an entry and an exit (gleaf), losses
+    # that 6.12 cannot store the count of (gone); every event of the
+    # workload read or counted lost
+    for name, what in ("gleaf", "two leaf functions"), ("gone", "one leaf function"):
+        label = f"record --print -b 16 -p function_graph -l of {what}, losing events"
+        check_graph_losses(name + "16", label)
+        if ran(name + "16") and ran(name + "1024"):
+            lossy, whole = accounted(name + "16"), accounted(name + "1024")
+            sums = {c: e + l + (m or 0) for c, (e, l, m) in lossy.items() if m is not None}
+            want = {c: e for c, (e, l, m) in whole.items() if (l, m) == (0, 0)}
+            nlost = sum(l + (m or 0) for _, l, m in lossy.values())
+            check(bool(lossy) and nlost > 0 and len(sums) == len(lossy) and sums == want,
+                  f"{label}: events read + lost, per CPU, are the events of the same workload "
+                  f"with a 1024 KB buffer: {sums} = {want} ({nlost} lost)",
+                  f"-b 16: {lossy}\n-b 1024: {whole}")
 
     # stream of function_graph: the same printer as record --print. Its
     # own run, so not the same lines as graph.dat's; but trace-cmd report's

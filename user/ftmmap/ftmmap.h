@@ -65,7 +65,7 @@ typedef int (*ftm_piece_fn)(const struct ftm_piece *piece, void *ctx);
 struct ftm_totals {
 	uint64_t	events;		/* events handed over */
 	uint64_t	lost;		/* events lost, as the kernel reported them */
-	uint64_t	lost_unknown;	/* losses of unknown size (read() only) */
+	uint64_t	lost_unknown;	/* losses reported without their size */
 	uint64_t	subbufs;	/* sub-buffers handed over */
 	uint64_t	resets;		/* resets of the buffer seen (mapped only) */
 };
@@ -90,6 +90,7 @@ int ftm_buf_cpu(const struct ftm_buf *b);
 bool ftm_buf_mapped(const struct ftm_buf *b);
 size_t ftm_buf_subbuf_size(const struct ftm_buf *b);
 const struct ftm_totals *ftm_buf_totals(const struct ftm_buf *b);
+long long ftm_buf_lost_unreported(const struct ftm_buf *b);
 int ftm_buf_consume(struct ftm_buf *b, ftm_event_fn on_event, ftm_subbuf_fn on_subbuf,
 		    void *ctx);
 int ftm_buf_flush(struct ftm_buf *b, ftm_subbuf_fn on_subbuf, void *ctx);

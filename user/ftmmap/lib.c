@@ -38,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ struct ftm_buf {
 	uint32_t		id;
 	uint32_t		read;
 	uint64_t		meta_read;	/* meta->read at the last call */
+	uint64_t		start_overrun;	/* meta->overrun when mapped */
 	uint32_t		last_id;	/* of the last sub-buffer handed over */
 	bool			restart;	/* reset seen: a new sub-buffer */
 	bool			no_meta_lost;	/* FTMMAP_NO_META_LOST: as on mainline */
@@ -162,6 +164,7 @@ static int map_buffer(struct ftm_buf *b)
 	b->last_id = b->id;
 	b->read = meta->reader.read;
 	b->meta_read = meta->read;
+	b->start_overrun = meta->overrun;
 	return 0;
 }
 
@@ -281,6 +284,39 @@ size_t ftm_buf_subbuf_size(const struct ftm_buf *b)
 const struct ftm_totals *ftm_buf_totals(const struct ftm_buf *b)
 {
 	return &b->totals;
+}
+
+/**
+ * ftm_buf_lost_unreported - events lost that no sub-buffer reported a count of
+ * @b:	the buffer
+ *
+ * The kernel counts every event its writer overwrote (the meta-page's
+ * overrun, as of the last GET_READER), and reports each loss with the
+ * sub-buffer after it: the count in the header when there was room after
+ * the data, else the flag alone (mainline leaves reader.lost_events at 0).
+ * A sub-buffer filled to its end thus reports a loss of unknown size.
+ * The buffer was cleared before it was mapped (the capture starts with
+ * overrun and the kernel's last reported overrun equal): the overrun since
+ * the mapping, less the losses that were reported with a count, is what
+ * the others add up to.
+ *
+ * Return: that number of events, or -1 when it cannot be told (not mapped,
+ * a kernel whose meta-page has no overrun, or a reset in between, which
+ * zeroes the count).
+ */
+long long ftm_buf_lost_unreported(const struct ftm_buf *b)
+{
+	const struct trace_buffer_meta *meta = b->meta;
+	uint64_t since;
+
+	if (!meta || b->totals.resets ||
+	    meta->meta_struct_len < offsetof(struct trace_buffer_meta, overrun) +
+				    sizeof(meta->overrun))
+		return -1;
+	since = meta->overrun - b->start_overrun;
+	if (meta->overrun < b->start_overrun || since < b->totals.lost)
+		return -1;
+	return (long long)(since - b->totals.lost);
 }
 
 /*

@@ -1366,10 +1366,25 @@ static int command_status(int status)
 	return 0;
 }
 
+/*
+ * " (and N more, ...)": the events lost that the kernel counted but no
+ * sub-buffer reported a count of (ftm_buf_lost_unreported()), or that some
+ * were when their number cannot be told.
+ */
+static void print_unreported(bool unknown, long long more)
+{
+	if (more > 0)
+		fprintf(stderr, " (and %lld more, by the kernel's overrun count)", more);
+	else if (unknown)
+		fprintf(stderr, " (and more, of unknown number)");
+}
+
 static void print_totals(struct session *s)
 {
 	uint64_t events = 0, lost = 0, subbufs = 0;
+	bool unknown = false, known = true;
 	const struct ftm_totals *t;
+	long long more, all_more = 0;
 	int cpu;
 
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
@@ -1379,17 +1394,25 @@ static void print_totals(struct session *s)
 		if (t->resets)
 			error(0, "CPU %d: the buffer was reset during the capture (%llu times): kept what was read before, went on after",
 			      cpu, (unsigned long long)t->resets);
-		fprintf(stderr, "CPU %d: %llu events, %llu lost%s, %llu sub-buffers\n", cpu,
-			(unsigned long long)t->events, (unsigned long long)t->lost,
-			t->lost_unknown ? " (and more, of unknown number)" : "",
-			(unsigned long long)t->subbufs);
+		more = ftm_buf_lost_unreported(s->bufs[cpu]);
+		fprintf(stderr, "CPU %d: %llu events, %llu lost", cpu,
+			(unsigned long long)t->events, (unsigned long long)t->lost);
+		print_unreported(t->lost_unknown, more);
+		fprintf(stderr, ", %llu sub-buffers\n", (unsigned long long)t->subbufs);
 		events += t->events;
 		lost += t->lost;
 		subbufs += t->subbufs;
+		/* The sum is told only if every CPU's part is */
+		if (more > 0)
+			all_more += more;
+		else if (t->lost_unknown)
+			known = false;
+		unknown |= more > 0 || t->lost_unknown;
 	}
-	fprintf(stderr, "total: %llu events, %llu lost, %llu sub-buffers\n",
-		(unsigned long long)events, (unsigned long long)lost,
-		(unsigned long long)subbufs);
+	fprintf(stderr, "total: %llu events, %llu lost", (unsigned long long)events,
+		(unsigned long long)lost);
+	print_unreported(unknown, known ? all_more : 0);
+	fprintf(stderr, ", %llu sub-buffers\n", (unsigned long long)subbufs);
 }
 
 /*
