@@ -177,7 +177,12 @@ static void forget_prefixes(struct printer *pr)
 /*
  * The comm of each PID as trace-cmd report gets it: saved_cmdlines (at the
  * time of printing here, at the end of the recording there). Read before
- * each round of printing; the same text as the last time changes nothing.
+ * each round of printing that prints a line, not before one that prints
+ * none: the kernel saves a comm only if it can take the lock that a read
+ * of saved_cmdlines holds (arch_spin_trylock(), tried again at the next
+ * sched_switch of that CPU), and a consumer woken for every event would
+ * otherwise read it all the time. The same text as the last time changes
+ * nothing.
  */
 static void load_cmdlines(struct printer *pr)
 {
@@ -280,9 +285,9 @@ static void print_queued(struct printer *pr, bool all, unsigned long long limit)
 {
 	struct pending *p;
 	struct queue *q;
+	bool loaded = false;
 	int cpu, best;
 
-	load_cmdlines(pr);
 	for (;;) {
 		best = -1;
 		for (cpu = 0; cpu < pr->nr_cpus; cpu++) {
@@ -298,6 +303,10 @@ static void print_queued(struct printer *pr, bool all, unsigned long long limit)
 		p = q->ev[q->head];
 		if (!all && p->ts > limit)
 			break;
+		if (!loaded) {
+			load_cmdlines(pr);
+			loaded = true;
+		}
 		print_record(pr, best, p);
 		free(p);
 		q->head++;
@@ -433,10 +442,10 @@ static void print_held(struct printer *pr, const struct tep_record *next)
 static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 {
 	struct tep_record *next;
+	bool loaded = false;
 	off_t done;
 	int cpu;
 
-	load_cmdlines(pr);
 	for (;;) {
 		if (!pr->held) {
 			next = tcl.peek_next(pr->handle, &cpu);
@@ -450,6 +459,10 @@ static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 		next = tcl.peek_next(pr->handle, &cpu);
 		if (!all && (!next || next->ts > limit))
 			break;
+		if (!loaded) {
+			load_cmdlines(pr);
+			loaded = true;
+		}
 		print_held(pr, next);
 	}
 	/* What libtracecmd read is in its own copies by now */
