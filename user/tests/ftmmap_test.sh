@@ -1202,12 +1202,15 @@ fi
 # PID when it is printed (saved_cmdlines then). The line's start (comm, PID,
 # CPU) is rendered once and reused: it must be rendered again once the comm
 # changed. buffer_percent 0: each marker is read, and printed, before the
-# rename that follows it.
+# rename that follows it. The kernel saves a comm at a sched_switch, if it
+# gets the lock that a read of saved_cmdlines holds (else at the next one):
+# after each rename, ten sleeps of 10 ms, ten switches to save it at.
 bp=$(cat $T/buffer_percent)
 echo 0 >$T/buffer_percent
+naps="usleep 10000; usleep 10000; usleep 10000; usleep 10000; usleep 10000"
 $FTMMAP stream -e ftrace:print -e sched:sched_switch -- taskset -c 0 sh -c \
-	"echo -n ftm-before >/proc/self/comm; usleep 100000; echo comm-1 >$T/trace_marker; usleep 300000
-	 echo -n ftm-after >/proc/self/comm; usleep 100000; echo comm-2 >$T/trace_marker
+	"echo -n ftm-before >/proc/self/comm; $naps; $naps; echo comm-1 >$T/trace_marker; usleep 300000
+	 echo -n ftm-after >/proc/self/comm; $naps; $naps; echo comm-2 >$T/trace_marker
 	 usleep 300000; exit 0" >"$W/rename.out" 2>"$W/rename.err"
 echo "$bp" >$T/buffer_percent
 l1=$(grep 'tracing_mark_write: comm-1$' "$W/rename.out")
