@@ -38,8 +38,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

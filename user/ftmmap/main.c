@@ -1367,24 +1367,31 @@ static int command_status(int status)
 }
 
 /*
- * " (and N more, ...)": the events lost that the kernel counted but no
- * sub-buffer reported a count of (ftm_buf_lost_unreported()), or that some
- * were when their number cannot be told.
+ * " (and N more ...)": the events lost that the kernel counted but no
+ * sub-buffer reported a count of (ftm_buf_lost_unreported(): @more, -1
+ * when it cannot be told), and how many losses the sub-buffers reported
+ * without their count (@nocount: "CPU:N [EVENTS DROPPED]" lines).
  */
-static void print_unreported(bool unknown, long long more)
+static void print_unreported(uint64_t nocount, long long more)
 {
-	if (more > 0)
+	const char *es = nocount == 1 ? "" : "es";
+
+	if (more > 0 && nocount)
+		fprintf(stderr, " (and %lld more in %llu loss%s of no count, by the kernel's overrun count)",
+			more, (unsigned long long)nocount, es);
+	else if (more > 0)
 		fprintf(stderr, " (and %lld more, by the kernel's overrun count)", more);
-	else if (unknown)
-		fprintf(stderr, " (and more, of unknown number)");
+	else if (nocount)
+		fprintf(stderr, " (and more, of unknown number, in %llu loss%s)",
+			(unsigned long long)nocount, es);
 }
 
 static void print_totals(struct session *s)
 {
-	uint64_t events = 0, lost = 0, subbufs = 0;
-	bool unknown = false, known = true;
+	uint64_t events = 0, lost = 0, subbufs = 0, nocount = 0;
 	const struct ftm_totals *t;
 	long long more, all_more = 0;
+	bool known = true;
 	int cpu;
 
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
@@ -1402,16 +1409,16 @@ static void print_totals(struct session *s)
 		events += t->events;
 		lost += t->lost;
 		subbufs += t->subbufs;
+		nocount += t->lost_unknown;
 		/* The sum is told only if every CPU's part is */
 		if (more > 0)
 			all_more += more;
 		else if (t->lost_unknown)
 			known = false;
-		unknown |= more > 0 || t->lost_unknown;
 	}
 	fprintf(stderr, "total: %llu events, %llu lost", (unsigned long long)events,
 		(unsigned long long)lost);
-	print_unreported(unknown, known ? all_more : 0);
+	print_unreported(nocount, known ? all_more : -1);
 	fprintf(stderr, ", %llu sub-buffers\n", (unsigned long long)subbufs);
 }
 
