@@ -49,13 +49,14 @@
 #     as an entry line followed by the same task's exit line;
 #   - glossy (record --print -b 16 -p function_graph -g, the consumer at
 #     nice 19), gleaf16 and gone16 (-l of two leaf functions of write(),
-#     of one with markers) lose events: their lines are trace-cmd report's but for the
-#     comm, and where trace-cmd report joins an entry with the exit after
-#     a loss into one leaf line (the loss unseen), ftmmap prints the
-#     entry, the loss and the exit (see align_graph()); each loss ftmmap
-#     counted is printed, and the counts printed add up to its own; the
-#     events read and lost of gleaf16 and gone16 are those of the same
-#     workload with a buffer that loses none (gleaf1024, gone1024).
+#     of one with markers) lose events: their lines are trace-cmd
+#     report's but for the comm, and where trace-cmd report joins an
+#     entry with the exit after a loss into one leaf line (the loss
+#     unseen), ftmmap prints the entry, the loss and the exit (see
+#     align_graph()); each loss ftmmap counted is printed, with its count
+#     or as one of no count; the events read and lost of gleaf16 and
+#     gone16 are those of the same workload with a buffer that loses none
+#     (gleaf1024, gone1024).
 # Prints "ok N - ..." / "not ok N - ..." and a last line "N passed, N
 # failed, 0 skipped"; writes "passed failed skipped" to
 # $LOGS/trace-check.counts.  Exit status 0 when all passed.
