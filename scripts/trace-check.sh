@@ -280,12 +280,20 @@ def kernel_lost(name):
     return lost
 
 
+# ftmmap's totals: "CPU 0: 934 events, 0 lost (and 2070 more in 1 loss of
+# no count, by the kernel's overrun count), 11 sub-buffers"
+TOTALS = re.compile(r"^CPU (\d+): (\d+) events, (\d+) lost(?: \(and (?:(?P<n>\d+) more"
+                    r"(?: in (?P<k1>\d+) loss(?:es)? of no count)?, by the kernel's overrun count"
+                    r"|more, of unknown number, in (?P<k2>\d+) loss(?:es)?)\))?,", re.M)
+
+
 def ftmmap_totals(name):
-    """{cpu: (events, lost)} from ftmmap's stderr"""
-    t = {}
-    for m in re.finditer(r"^CPU (\d+): (\d+) events, (\d+) lost", read(name + ".err") or "", re.M):
-        t[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
-    return t
+    """{cpu: (events, events lost with a count, events lost in losses of
+    no count (None: unknown), losses of no count)} from ftmmap's stderr"""
+    return {int(m.group(1)): (int(m.group(2)), int(m.group(3)),
+                              int(m["n"]) if m["n"] else (None if m["k2"] else 0),
+                              int(m["k1"] or m["k2"] or 0))
+            for m in TOTALS.finditer(read(name + ".err") or "")}
 
 
 def ran(name):
@@ -339,7 +347,7 @@ def check_recording(name, label):
     said = {c: tot.get(c, (0, 0))[1] for c in klost}
     check(bool(klost) and shown == klost == said,
           f"{label}: lost per CPU: trace-cmd {shown} = kernel overrun {klost} = ftmmap {said}")
-    nev = sum(e for e, _ in tot.values())
+    nev = sum(e for e, *_ in tot.values())
     check(bool(tot) and nev == len(events),
           f"{label}: trace-cmd reads the {nev} events ftmmap recorded ({len(events)})")
     return events
@@ -453,26 +461,6 @@ def shown_losses(lines):
     return out
 
 
-# ftmmap's totals: "CPU 0: 934 events, 0 lost (and 2070 more in 1 loss of
-# no count, by the kernel's overrun count), 11 sub-buffers"
-TOTALS = re.compile(r"^CPU (\d+): (\d+) events, (\d+) lost(?: \(and (?:(?P<n>\d+) more"
-                    r"(?: in (?P<k1>\d+) loss(?:es)? of no count)?, by the kernel's overrun count"
-                    r"|more, of unknown number, in (?P<k2>\d+) loss(?:es)?)\))?,", re.M)
-
-
-def counted_losses(name):
-    """{cpu: (events lost with a count, losses without one)} as ftmmap says"""
-    return {int(m.group(1)): (int(m.group(3)), int(m["k1"] or m["k2"] or 0))
-            for m in TOTALS.finditer(read(name + ".err") or "")}
-
-
-def accounted(name):
-    """{cpu: (events, lost, lost in losses of no count, or None if unknown)}"""
-    return {int(m.group(1)): (int(m.group(2)), int(m.group(3)),
-                              int(m["n"]) if m["n"] else (None if m["k2"] else 0))
-            for m in TOTALS.finditer(read(name + ".err") or "")}
-
-
 def check_graph_losses(name, label):
     """A record --print run of function_graph that lost events: its lines
     are trace-cmd report's (align_graph()), and each loss it counted is
@@ -491,7 +479,7 @@ def check_graph_losses(name, label):
           f"are trace-cmd report's, but for the comm of the task column and the {joins} "
           "leaf lines trace-cmd report makes of an entry and the exit after a loss",
           show(diff) or f"{len(a)} vs {len(b)} lines, {ng} graph lines, {nshown} losses")
-    counted = counted_losses(name)
+    counted = {c: (l, k) for c, (_, l, _, k) in ftmmap_totals(name).items()}
     printed = {c: shown.get(c, (0, 0)) for c in counted}
     check(bool(counted) and printed == counted,
           f"{label}: every loss ftmmap counted is printed where it happened: "
@@ -590,7 +578,8 @@ if params is not None:
         check_graph_losses(name + "16", label)
         # (a run that failed is a failed check already: one for each)
         if (read(name + "16.rc") or "").strip() == "0" and ran(name + "1024"):
-            lossy, whole = accounted(name + "16"), accounted(name + "1024")
+            lossy = {c: t[:3] for c, t in ftmmap_totals(name + "16").items()}
+            whole = {c: t[:3] for c, t in ftmmap_totals(name + "1024").items()}
             sums = {c: e + l + (m or 0) for c, (e, l, m) in lossy.items() if m is not None}
             want = {c: e for c, (e, l, m) in whole.items() if (l, m) == (0, 0)}
             nlost = sum(l + (m or 0) for _, l, m in lossy.values())
