@@ -106,6 +106,7 @@ struct printer {
 	struct trace_seq seq;
 	struct tep_plugin_list *plugins;
 	int		out_errno;	/* the first write error on out */
+	bool		cmdlines_due;	/* read saved_cmdlines before the next line */
 
 	/* The graph printer (printer_new_graph()): libtracecmd reads the pieces */
 	struct tracecmd_input *handle;
@@ -176,9 +177,9 @@ static void forget_prefixes(struct printer *pr)
 
 /*
  * The comm of each PID as trace-cmd report gets it: saved_cmdlines (at the
- * time of printing here, at the end of the recording there). Read before
- * each round of printing that prints a line, not before one that prints
- * none: the kernel saves a comm only if it can take the lock that a read
+ * time of printing here, at the end of the recording there). Read by the
+ * first line of each round of printing (print_some() asks for it,
+ * print_line() does it), not in a round that prints none: the kernel saves a comm only if it can take the lock that a read
  * of saved_cmdlines holds (arch_spin_trylock(), tried again at the next
  * sched_switch of that CPU), and a consumer woken for every event would
  * otherwise read it all the time. The same text as the last time changes
@@ -246,6 +247,10 @@ static void print_line(struct printer *pr, struct tep_record *rec)
 	const char *name;
 	int len;
 
+	if (pr->cmdlines_due) {
+		load_cmdlines(pr);
+		pr->cmdlines_due = false;
+	}
 	trace_seq_reset(s);
 	if (rec->missed_events > 0)
 		trace_seq_printf(s, "CPU:%d [%lld EVENTS DROPPED]\n", rec->cpu,
@@ -285,7 +290,6 @@ static void print_queued(struct printer *pr, bool all, unsigned long long limit)
 {
 	struct pending *p;
 	struct queue *q;
-	bool loaded = false;
 	int cpu, best;
 
 	for (;;) {
@@ -303,10 +307,6 @@ static void print_queued(struct printer *pr, bool all, unsigned long long limit)
 		p = q->ev[q->head];
 		if (!all && p->ts > limit)
 			break;
-		if (!loaded) {
-			load_cmdlines(pr);
-			loaded = true;
-		}
 		print_record(pr, best, p);
 		free(p);
 		q->head++;
@@ -442,7 +442,6 @@ static void print_held(struct printer *pr, const struct tep_record *next)
 static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 {
 	struct tep_record *next;
-	bool loaded = false;
 	off_t done;
 	int cpu;
 
@@ -459,10 +458,6 @@ static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 		next = tcl.peek_next(pr->handle, &cpu);
 		if (!all && (!next || next->ts > limit))
 			break;
-		if (!loaded) {
-			load_cmdlines(pr);
-			loaded = true;
-		}
 		print_held(pr, next);
 	}
 	/* What libtracecmd read is in its own copies by now */
@@ -477,6 +472,7 @@ static void print_graph(struct printer *pr, bool all, unsigned long long limit)
 /* Print the events waiting, by whichever printer this is */
 static void print_some(struct printer *pr, bool all, unsigned long long limit)
 {
+	pr->cmdlines_due = true;
 	if (pr->handle)
 		print_graph(pr, all, limit);
 	else
