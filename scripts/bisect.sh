@@ -8,7 +8,10 @@
 # Prefixes are built from the last to the first, starting from a copy of the
 # normal kernel's objects: each step then only rebuilds what one patch
 # changed.  A prefix whose kernel sources equal an already built one (a patch
-# of documentation or tests only) is not built again.
+# of documentation or tests only) is not built again.  A prefix that differs
+# from the one built before it only in .c files, each compiled into one
+# object, has those objects built alone; vmlinux is linked again only when
+# their symbols differ (see link_needed()).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
@@ -27,10 +30,9 @@ fi
 
 # What a kernel build reads (all but documentation and tools), and what the
 # kselftests read.
+not_kernel=$'\t(Documentation|tools|LICENSES)/|\t(MAINTAINERS|CREDITS|\\.mailmap)$'
 kernel_id() { # COMMIT
-	sgit ls-tree -r "$1" |
-		grep -vE $'\t(Documentation|tools|LICENSES)/|\t(MAINTAINERS|CREDITS|\\.mailmap)$' |
-		sha256sum | cut -c1-16
+	sgit ls-tree -r "$1" | grep -vE "$not_kernel" | sha256sum | cut -c1-16
 }
 ksft_id() { # COMMIT
 	sgit ls-tree -r "$1" -- tools include/uapi arch/x86/include/uapi | sha256sum | cut -c1-16
@@ -76,6 +78,60 @@ ksft_build() {
 			KHDR_INCLUDES="-isystem $OBJ/bisect-headers/usr/include" USERLDFLAGS=-static all
 }
 
+# changed_objects FROM TO: the objects of $OBJ/bisect whose sources are the
+# only kernel sources that differ between the commits FROM and TO, one per
+# line; false when a differing file is anything else: a header, a Makefile,
+# a file added or deleted, a .c file that this config does not build or
+# that another object includes (the .o.cmd files name every file an object
+# was built from).
+changed_objects() {
+	local st f src
+	src=$(realpath "$SRC")
+	while IFS=$'\t' read -r st f; do
+		[ "$st" = M ] && [[ $f == *.c ]] && [ -f "$OBJ/bisect/${f%.c}.o" ] || return 1
+		[ "$(grep -rlF --include='.*.o.cmd' -- "$src/$f" "$OBJ/bisect" | wc -l)" = 1 ] || return 1
+		printf '%s\n' "${f%.c}.o"
+	done < <(sgit diff --no-renames --name-status "$1" "$2" | grep -vE "$not_kernel")
+}
+
+# The symbols an object gives the link and takes from it: its global ones
+# (defined, weak or undefined) and its exports.
+link_symbols() { # OBJECT...
+	local o
+	for o; do
+		nm --format=posix "$OBJ/bisect/$o" |
+			awk -v o="$o" '$2 ~ /^[A-Z]$/ || $1 ~ /^__(ksymtab|kcrctab)_/ { print o, $1, $2 }'
+	done | sort
+}
+
+# The objects of $OBJ/bisect hold the kernel of this commit, linked (or
+# with the symbols of one that was), and this is its prefix number; empty
+# when they hold none (before the first build, or after a failed one).
+linked_at= linked_k=
+
+# build_kernel K COMMIT: build vmlinux of prefix K, checked out.  When only
+# some objects differ from the prefix linked before, they are built alone:
+# a link of the prefix would differ from that one only in their code, so
+# with the same symbols it ends as that one did.  Otherwise, or when the
+# symbols differ, vmlinux is built and linked.
+build_kernel() {
+	local k=$1 c=$2 from=$linked_at list objs before
+	linked_at=
+	if [ -n "$from" ] && list=$(changed_objects "$from" "$c") && [ -n "$list" ]; then
+		mapfile -t objs <<<"$list"
+		before=$(link_symbols "${objs[@]}")
+		run_logged "$LOGS/build-bisect.log" "${KMAKE[@]}" O="$OBJ/bisect" "${objs[@]}" || return 1
+		if [ "$(link_symbols "${objs[@]}")" = "$before" ]; then
+			note "built ${objs[*]} alone: the symbols of prefix $linked_k, not linked again"
+			linked_at=$c
+			return 0
+		fi
+		note "${objs[*]}: not the symbols of prefix $linked_k, linking"
+	fi
+	"$TOP/scripts/kernel.sh" normal bisect vmlinux || return 1
+	linked_at=$c linked_k=$k
+}
+
 # build_prefix K: 0 when base + patches 1..K builds.
 build_prefix() {
 	local k=$1 c=${commits[$1 - 1]} kid sid
@@ -86,7 +142,7 @@ build_prefix() {
 	if [ -n "${built_kernel[$kid]:-}" ]; then
 		note "kernel sources as at ${built_kernel[$kid]}: not built again"
 	else
-		if ! "$TOP/scripts/kernel.sh" normal bisect vmlinux; then
+		if ! build_kernel "$k" "$c"; then
 			cp "$LOGS/build-bisect.log" "$LOGS/bisect-$k.log"
 			return 1
 		fi
