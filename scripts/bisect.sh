@@ -11,7 +11,8 @@
 # of documentation or tests only) is not built again.  A prefix that differs
 # from the one built before it only in .c files, each compiled into one
 # object, has those objects built alone; vmlinux is linked again only when
-# their symbols differ (see link_needed()).
+# their symbols differ or modpost would look at their references (see
+# link_face()).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
@@ -78,30 +79,74 @@ ksft_build() {
 			KHDR_INCLUDES="-isystem $OBJ/bisect-headers/usr/include" USERLDFLAGS=-static all
 }
 
-# changed_objects FROM TO: the objects of $OBJ/bisect whose sources are the
+# changed_objects FROM TO: the objects of vmlinux whose sources are the
 # only kernel sources that differ between the commits FROM and TO, one per
 # line; false when a differing file is anything else: a header, a Makefile,
-# a file added or deleted, a .c file that this config does not build or
-# that another object includes (the .o.cmd files name every file an object
-# was built from).
+# a file added or deleted, a .c file that is not built into vmlinux.a (the
+# vDSO, a module, lib.a, a host program, or not built in this config) or
+# that another object includes (the .o.cmd files name every file an
+# object was built from).
 changed_objects() {
-	local st f src
+	local st f src members
 	src=$(realpath "$SRC")
+	# a thin archive: ar names its members from the current folder
+	members=$(cd "$OBJ/bisect" && ar t vmlinux.a) || return 1
 	while IFS=$'\t' read -r st f; do
-		[ "$st" = M ] && [[ $f == *.c ]] && [ -f "$OBJ/bisect/${f%.c}.o" ] || return 1
-		[ "$(grep -rlF --include='.*.o.cmd' -- "$src/$f" "$OBJ/bisect" | wc -l)" = 1 ] || return 1
+		[ "$st" = M ] && [[ $f == *.c ]] && grep -qxF -- "${f%.c}.o" <<<"$members" || return 1
+		[ "$(grep -rlF --include='.*.cmd' -- "$src/$f" "$OBJ/bisect" | wc -l)" = 1 ] || return 1
 		printf '%s\n' "${f%.c}.o"
 	done < <(sgit diff --no-renames --name-status "$1" "$2" | grep -vE "$not_kernel")
 }
 
-# The symbols an object gives the link and takes from it: its global ones
-# (defined, weak or undefined) and its exports.
-link_symbols() { # OBJECT...
-	local o
+# link_face OBJECT...: what the link of vmlinux needs of these objects:
+# their global symbols (defined, weak or undefined) with their sections,
+# and their exports (6.1's __ksymtab_ and 6.12's __export_symbol_ entries).
+# The rest matters to modpost alone: its section checks go by the sections
+# that the references of the code go between, and for some exceptions by
+# the function a reference is in.  Any reference that one of those checks
+# looks at (the pairs of sections of modpost's sectioncheck[], 6.1's and
+# 6.12's) gives a line "! CROSS", and the prefix is then linked.
+link_face() {
+	local o f
 	for o; do
-		nm --format=posix "$OBJ/bisect/$o" |
-			awk -v o="$o" '$2 ~ /^[A-Z]$/ || $1 ~ /^__(ksymtab|kcrctab)_/ { print o, $1, $2 }'
-	done | sort
+		f=$OBJ/bisect/$o
+		awk -v o="$o" '
+			function initsec(s) { return s ~ /^\.(init|meminit)\./ }
+			function exitsec(s) { return s ~ /^\.(exit|memexit)\./ }
+			function textsec(s) {
+				return s ~ /^\.(l?text|sched\.text|kprobes\.text|cpuidle\.text|noinstr\.text)(\..*)?$/
+			}
+			function mismatch(from, to) {
+				if ((textsec(from) || from == ".data" || from == ".data.rel") &&
+				    (initsec(to) || exitsec(to)))
+					return 1
+				if ((initsec(from) || from ~ /^\.pci_fixup_/) && to ~ /^\.init\./)
+					return from ~ /^\.(meminit|pci_fixup_)/
+				if (from ~ /^___ksymtab/ || from ~ /^__export_symbol/)
+					return initsec(to) || exitsec(to)
+				if (from == "__ex_table")
+					return to !~ /(^\.|\.)text$|^\.l?text\.|^\.fixup$/
+				return (initsec(from) && exitsec(to)) || (exitsec(from) && initsec(to))
+			}
+			FNR == 1 { n++ }
+			n == 1 {
+				if (split($0, a, "|") < 7)
+					next
+				for (i in a)
+					gsub(/^ +| +$/, "", a[i])
+				sec[a[1]] = a[7]
+				if (a[3] ~ /^[A-Z]$/ || a[1] ~ /^__(ksymtab|kcrctab|export_symbol)_/)
+					print o, a[1], a[3], a[7]
+				next
+			}
+			/^Relocation section/ { rs = $3; gsub(/\047/, "", rs); next }
+			$1 ~ /^[0-9a-f]+$/ && NF >= 5 {
+				from = rs
+				sub(/^\.rela/, "", from)
+				if (mismatch(from, ($5 in sec) ? sec[$5] : $5))
+					print "! CROSS", o, from, "->", $5
+			}' <(nm -f sysv "$f") <(readelf -rW "$f")
+	done | LC_ALL=C sort -u
 }
 
 # The objects of $OBJ/bisect hold the kernel of this commit, linked (or
@@ -112,21 +157,25 @@ linked_at= linked_k=
 # build_kernel K COMMIT: build vmlinux of prefix K, checked out.  When only
 # some objects differ from the prefix linked before, they are built alone:
 # a link of the prefix would differ from that one only in their code, so
-# with the same symbols it ends as that one did.  Otherwise, or when the
-# symbols differ, vmlinux is built and linked.
+# with the same symbols (link_face) it ends as that one did.  Otherwise
+# vmlinux is built and linked.
 build_kernel() {
-	local k=$1 c=$2 from=$linked_at list objs before
+	local k=$1 c=$2 from=$linked_at list objs before after
 	linked_at=
 	if [ -n "$from" ] && list=$(changed_objects "$from" "$c") && [ -n "$list" ]; then
 		mapfile -t objs <<<"$list"
-		before=$(link_symbols "${objs[@]}")
+		before=$(link_face "${objs[@]}") || before=
 		run_logged "$LOGS/build-bisect.log" "${KMAKE[@]}" O="$OBJ/bisect" "${objs[@]}" || return 1
-		if [ "$(link_symbols "${objs[@]}")" = "$before" ]; then
+		after=$(link_face "${objs[@]}") || after=
+		if grep -q '^! CROSS' <<<"$after"; then
+			note "${objs[*]}: a reference into an init or exit section, linking"
+		elif [ -n "$before" ] && [ "$after" = "$before" ]; then
 			note "built ${objs[*]} alone: the symbols of prefix $linked_k, not linked again"
 			linked_at=$c
 			return 0
+		else
+			note "${objs[*]}: not the symbols of prefix $linked_k, linking"
 		fi
-		note "${objs[*]}: not the symbols of prefix $linked_k, linking"
 	fi
 	"$TOP/scripts/kernel.sh" normal bisect vmlinux || return 1
 	linked_at=$c linked_k=$k
