@@ -84,8 +84,8 @@ ksft_build() {
 # line; false when a differing file is anything else: a header, a Makefile,
 # a file added or deleted, a .c file that is not built into vmlinux.a (the
 # vDSO, a module, lib.a, a host program, or not built in this config) or
-# that another object includes (the .o.cmd files name every file an
-# object was built from).
+# that another object includes (the .cmd files name every file an object
+# was built from).
 changed_objects() {
 	local st f src members
 	src=$(realpath "$SRC")
@@ -105,11 +105,12 @@ changed_objects() {
 # that the references of the code go between, and for some exceptions by
 # the function a reference is in.  Any reference that one of those checks
 # looks at (the pairs of sections of modpost's sectioncheck[], 6.1's and
-# 6.12's) gives a line "! CROSS", and the prefix is then linked.
+# 6.12's) gives a line "! CROSS", and the prefix is then linked.  False
+# when an object cannot be read.
 link_face() {
-	local o f
+	local o syms rels
 	for o; do
-		f=$OBJ/bisect/$o
+		syms=$(nm -f sysv "$OBJ/bisect/$o") && rels=$(readelf -rW "$OBJ/bisect/$o") || return 1
 		awk -v o="$o" '
 			function initsec(s) { return s ~ /^\.(init|meminit)\./ }
 			function exitsec(s) { return s ~ /^\.(exit|memexit)\./ }
@@ -145,7 +146,7 @@ link_face() {
 				sub(/^\.rela/, "", from)
 				if (mismatch(from, ($5 in sec) ? sec[$5] : $5))
 					print "! CROSS", o, from, "->", $5
-			}' <(nm -f sysv "$f") <(readelf -rW "$f")
+			}' <(printf '%s\n' "$syms") <(printf '%s\n' "$rels")
 	done | LC_ALL=C sort -u
 }
 
