@@ -12,7 +12,7 @@
 # from the one built before it only in .c files, each compiled into one
 # object, has those objects built alone; vmlinux is linked again only when
 # their symbols differ or modpost would look at their references (see
-# link_face()).
+# link_face() in lib.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
@@ -98,58 +98,6 @@ changed_objects() {
 	done < <(sgit diff --no-renames --name-status "$1" "$2" | grep -vE "$not_kernel")
 }
 
-# link_face OBJECT...: what the link of vmlinux needs of these objects:
-# their global symbols (defined, weak or undefined) with their sections,
-# and their exports (6.1's __ksymtab_ and 6.12's __export_symbol_ entries).
-# The rest matters to modpost alone: its section checks go by the sections
-# that the references of the code go between, and for some exceptions by
-# the function a reference is in.  Any reference that one of those checks
-# looks at (the pairs of sections of modpost's sectioncheck[], 6.1's and
-# 6.12's) gives a line "! CROSS", and the prefix is then linked.  False
-# when an object cannot be read.
-link_face() {
-	local o syms rels
-	for o; do
-		syms=$(nm -f sysv "$OBJ/bisect/$o") && rels=$(readelf -rW "$OBJ/bisect/$o") || return 1
-		awk -v o="$o" '
-			function initsec(s) { return s ~ /^\.(init|meminit)\./ }
-			function exitsec(s) { return s ~ /^\.(exit|memexit)\./ }
-			function textsec(s) {
-				return s ~ /^\.(l?text|sched\.text|kprobes\.text|cpuidle\.text|noinstr\.text)(\..*)?$/
-			}
-			function mismatch(from, to) {
-				if ((textsec(from) || from == ".data" || from == ".data.rel") &&
-				    (initsec(to) || exitsec(to)))
-					return 1
-				if ((initsec(from) || from ~ /^\.pci_fixup_/) && to ~ /^\.init\./)
-					return from ~ /^\.(meminit|pci_fixup_)/
-				if (from ~ /^___ksymtab/ || from ~ /^__export_symbol/)
-					return initsec(to) || exitsec(to)
-				if (from == "__ex_table")
-					return to !~ /(^\.|\.)text$|^\.l?text\.|^\.fixup$/
-				return (initsec(from) && exitsec(to)) || (exitsec(from) && initsec(to))
-			}
-			FNR == 1 { n++ }
-			n == 1 {
-				if (split($0, a, "|") < 7)
-					next
-				for (i in a)
-					gsub(/^ +| +$/, "", a[i])
-				sec[a[1]] = a[7]
-				if (a[3] ~ /^[A-Z]$/ || a[1] ~ /^__(ksymtab|kcrctab|export_symbol)_/)
-					print o, a[1], a[3], a[7]
-				next
-			}
-			/^Relocation section/ { rs = $3; gsub(/\047/, "", rs); next }
-			$1 ~ /^[0-9a-f]+$/ && NF >= 5 {
-				from = rs
-				sub(/^\.rela/, "", from)
-				if (mismatch(from, ($5 in sec) ? sec[$5] : $5))
-					print "! CROSS", o, from, "->", $5
-			}' <(printf '%s\n' "$syms") <(printf '%s\n' "$rels")
-	done | LC_ALL=C sort -u
-}
-
 # The objects of $OBJ/bisect hold the kernel of this commit, linked (or
 # with the symbols of one that was), and this is its prefix number; empty
 # when they hold none (before the first build, or after a failed one).
@@ -158,16 +106,16 @@ linked_at= linked_k=
 # build_kernel K COMMIT: build vmlinux of prefix K, checked out.  When only
 # some objects differ from the prefix linked before, they are built alone:
 # a link of the prefix would differ from that one only in their code, so
-# with the same symbols (link_face) it ends as that one did.  Otherwise
-# vmlinux is built and linked.
+# with the same symbols (link_face() of lib.sh) it ends as that one did.
+# Otherwise vmlinux is built and linked.
 build_kernel() {
 	local k=$1 c=$2 from=$linked_at list objs before after
 	linked_at=
 	if [ -n "$from" ] && list=$(changed_objects "$from" "$c") && [ -n "$list" ]; then
 		mapfile -t objs <<<"$list"
-		before=$(link_face "${objs[@]}") || before=
+		before=$(link_face "$OBJ/bisect" "${objs[@]}") || before=
 		run_logged "$LOGS/build-bisect.log" "${KMAKE[@]}" O="$OBJ/bisect" "${objs[@]}" || return 1
-		after=$(link_face "${objs[@]}") || after=
+		after=$(link_face "$OBJ/bisect" "${objs[@]}") || after=
 		if grep -q '^! CROSS' <<<"$after"; then
 			note "${objs[*]}: a reference into an init or exit section, linking"
 		elif [ -n "$before" ] && [ "$after" = "$before" ]; then

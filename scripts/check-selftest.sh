@@ -3,7 +3,8 @@
 # temporary folder): the two chains, the verdict and the totals, when all
 # pass, when a boot fails, when a build stage fails (the kernels built
 # before it are still booted), when a first stage fails; the builds at
-# nice 19 (and their autogroup); and that the builds end with the check.
+# nice 19 (and their autogroup); that the builds end with the check; and
+# link_face() of lib.sh, on small objects of gcc.
 #   check-selftest.sh     prints "ok N - ..." / "not ok N - ..."; exit 0 when all pass
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -142,5 +143,41 @@ stopped() {
 }
 stopped "bisect --skip-head" "the 6.1 bisect (builds)"
 stopped "matrix " "the matrix (third chain)"
+
+# link_face (lib.sh), by which bisect.sh leaves out a link: on objects of
+# gcc (not PIC, as the kernel), the references modpost stops on and the
+# symbols the link reads.
+face() { # NAME C-SOURCE: the face of NAME.o, compiled from C-SOURCE
+	printf '%s\n' "$2" >"$tmp/$1.c"
+	gcc -O2 -fno-pic -c "$tmp/$1.c" -o "$tmp/$1.o" && link_face "$tmp" "$1.o"
+}
+face_test() { # DESCRIPTION CONDITION
+	n=$((n + 1))
+	if eval "$2"; then
+		echo "ok $n - link_face: $1"
+	else
+		echo "not ok $n - link_face: $1"
+		bad=$((bad + 1))
+	fi
+}
+init='__attribute__((section(".init.text"), noinline)) static int setup(void) { return 1; }'
+ptr=$(face ptr "$init
+static int (* volatile p)(void) = setup;
+int use(void) { return p(); }")
+face_test "a .data pointer to an init function is a reference modpost checks" \
+	"grep -qx '! CROSS ptr.o .data -> .init.text' <<<\"\$ptr\""
+within=$(face within "$init
+__attribute__((section(\".init.text\"))) int boot(void) { return setup(); }")
+face_test "a call between init functions is not" \
+	"! grep -q CROSS <<<\"\$within\" && grep -qx 'within.o boot T .init.text' <<<\"\$within\""
+moved=$(face moved "__attribute__((section(\".init.text\"))) int boot(void) { return 1; }")
+plain=$(face plain "int boot(void) { return 1; }")
+face_test "a global moved into an init section changes the face" \
+	"[ \"\${moved#moved.o }\" != \"\${plain#plain.o }\" ]"
+exported=$(face exported "static void f(void) { }
+static const void *__export_symbol_f __attribute__((used)) = f;")
+face_test "an export entry of a static function is in the face" \
+	"grep -q '^exported.o __export_symbol_f ' <<<\"\$exported\""
+face_test "an object that cannot be read fails" "! link_face \"\$tmp\" missing.o 2>/dev/null"
 echo "$((n - bad)) passed, $bad failed, 0 skipped"
 [ $bad = 0 ]

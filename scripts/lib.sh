@@ -320,6 +320,59 @@ tree_state() {
 	PATCHES_HASH=$(series_hash "$PATCHES")
 }
 
+# link_face DIR OBJECT...: what the link of vmlinux needs of these objects
+# of the object folder DIR (bisect.sh): their global symbols (defined, weak
+# or undefined) with their sections, and their exports (6.1's __ksymtab_
+# and 6.12's __export_symbol_ entries).  The rest matters to modpost alone:
+# its section checks go by the sections that the references of the code go
+# between, and for some exceptions by the function a reference is in.  Any
+# reference that one of those checks looks at (the pairs of sections of
+# modpost's sectioncheck[], 6.1's and 6.12's) gives a line "! CROSS", and
+# the prefix is then linked.  False when an object cannot be read.
+link_face() {
+	local dir=$1 o syms rels
+	shift
+	for o; do
+		syms=$(nm -f sysv "$dir/$o") && rels=$(readelf -rW "$dir/$o") || return 1
+		awk -v o="$o" '
+			function initsec(s) { return s ~ /^\.(init|meminit)\./ }
+			function exitsec(s) { return s ~ /^\.(exit|memexit)\./ }
+			function textsec(s) {
+				return s ~ /^\.(l?text|sched\.text|kprobes\.text|cpuidle\.text|noinstr\.text)(\..*)?$/
+			}
+			function mismatch(from, to) {
+				if ((textsec(from) || from == ".data" || from == ".data.rel") &&
+				    (initsec(to) || exitsec(to)))
+					return 1
+				if ((initsec(from) || from ~ /^\.pci_fixup_/) && to ~ /^\.init\./)
+					return from ~ /^\.(meminit|pci_fixup_)/
+				if (from ~ /^___ksymtab/ || from ~ /^__export_symbol/)
+					return initsec(to) || exitsec(to)
+				if (from == "__ex_table")
+					return to !~ /(^\.|\.)text$|^\.l?text\.|^\.fixup$/
+				return (initsec(from) && exitsec(to)) || (exitsec(from) && initsec(to))
+			}
+			FNR == 1 { n++ }
+			n == 1 {
+				if (split($0, a, "|") < 7)
+					next
+				for (i in a)
+					gsub(/^ +| +$/, "", a[i])
+				sec[a[1]] = a[7]
+				if (a[3] ~ /^[A-Z]$/ || a[1] ~ /^__(ksymtab|kcrctab|export_symbol)_/)
+					print o, a[1], a[3], a[7]
+				next
+			}
+			/^Relocation section/ { rs = $3; gsub(/\047/, "", rs); next }
+			$1 ~ /^[0-9a-f]+$/ && NF >= 5 {
+				from = rs
+				sub(/^\.rela/, "", from)
+				if (mismatch(from, ($5 in sec) ? sec[$5] : $5))
+					print "! CROSS", o, from, "->", $5
+			}' <(printf '%s\n' "$syms") <(printf '%s\n' "$rels")
+	done | LC_ALL=C sort -u
+}
+
 # checkout_away: remember the branch and the times of the files the series
 # touches; checkout_back (run it from an EXIT trap) returns to the branch and
 # gives those files their times back, so object folders built from the same
