@@ -44,36 +44,55 @@ chmod +x "$tmp"/scripts/*
 git -C "$tmp" init -q
 
 n=0 bad=0
+# verdict TEXT CMD...: test n+1 is that CMD succeeds; what CMD printed is
+# shown, as comments, when it does not.
+verdict() {
+	local text=$1 out rc=0
+	shift
+	n=$((n + 1))
+	out=$("$@" 2>&1) || rc=$?
+	if [ $rc = 0 ]; then
+		echo "ok $n - $text"
+	else
+		echo "not ok $n - $text"
+		[ -z "$out" ] || echo "#   ${out//$'\n'/$'\n'#   }"
+		bad=$((bad + 1))
+	fi
+}
+# fails CMD...: CMD fails
+fails() {
+	if "$@"; then
+		echo "succeeded: $*"
+		return 1
+	fi
+}
 # The stubs' own build folder: make exports BUILD, and lib.sh made it this
 # check's absolute one (the stubs' runs once wrote into its state).
 stub_env=(BUILD="$tmp/build" MAINLINE_KERNEL=/stub)
 # expect NAME RC LAST-TWO-LINES [ENV...]: start the stub check (each in a
 # build folder of its own, all at once: their chains mostly wait);
-# judge_all compares them, in order.
+# judge_all compares them, in order (they are tests 1 to $runs).
+runs=0
 expect() {
 	local name=$1 want_rc=$2 want=$3
 	shift 3
-	n=$((n + 1))
-	printf '%s\n%s\n' "$name" "$want_rc $want" >"$tmp/want.$n"
+	runs=$((runs + 1))
+	printf '%s\n%s\n' "$name" "$want_rc $want" >"$tmp/want.$runs"
 	(
 		rc=0
-		env "${stub_env[@]}" BUILD="$tmp/build.$n" "$@" "$tmp/scripts/check.sh" >"$tmp/out.$n" 2>&1 || rc=$?
-		echo "$rc $(tail -n 2 "$tmp/out.$n" | tr '\n' '|')" >"$tmp/got.$n"
+		env "${stub_env[@]}" BUILD="$tmp/build.$runs" "$@" "$tmp/scripts/check.sh" >"$tmp/out.$runs" 2>&1 || rc=$?
+		echo "$rc $(tail -n 2 "$tmp/out.$runs" | tr '\n' '|')" >"$tmp/got.$runs"
 	) &
 }
+same() { # GOT WANT OUTPUT
+	[ "$1" = "$2" ] || { echo "got '$1', want '$2'" && cat "$3" && false; }
+}
 judge_all() {
-	local i name want got
+	local i name want
 	wait
-	for i in $(seq 1 "$n"); do
+	for i in $(seq 1 "$runs"); do
 		{ read -r name; read -r want; } <"$tmp/want.$i"
-		got=$(cat "$tmp/got.$i")
-		if [ "$got" = "$want" ]; then
-			echo "ok $i - $name"
-		else
-			echo "not ok $i - $name: got '$got', want '$want'"
-			sed 's/^/#   /' "$tmp/out.$i"
-			bad=$((bad + 1))
-		fi
+		verdict "$name" same "$(cat "$tmp/got.$i")" "$want" "$tmp/out.$i"
 	done
 }
 # 8 boots (boot.sh) of 3 passed, 1 skipped; two trace-checks of 2; kcsan 5
@@ -94,34 +113,37 @@ expect "a failing first stage" 1 "check: FAILED at stage 'kernel' (see above)|0 
 judge_all
 # marked LINE WHAT: the all-pass run printed LINE (their autogroup too,
 # where the kernel has autogroups)
+has_line() { # LINE FILE
+	grep -qxF -e "$1" "$2" || { echo "no line '$1'" && false; }
+}
 marked() {
 	local want
 	want="$1 nice=19 autogroup=$([ ! -e /proc/self/autogroup ] || echo 19)"
-	n=$((n + 1))
-	if grep -qxF "$want" "$tmp/out.1"; then
-		echo "ok $n - $2 run at nice 19, their lines marked"
-	else
-		echo "not ok $n - no line '$want'"
-		bad=$((bad + 1))
-	fi
+	verdict "$2 run at nice 19, their lines marked" has_line "$want" "$tmp/out.1"
 }
 marked "[builds] stub kernel debug" "the builds"
 marked "[builds2] stub matrix " "the third chain's builds"
 # The CPU time of each stage: lint's 1.5 s of spinning (in a chain of
 # builds) is its own, and no stub of the boots' chain, which only waits,
 # has a second of it.
-n=$((n + 1))
-if grep -qE '^    lint +[0-9]+m[0-9]{2}s  CPU 0m0[12]s' "$tmp/out.1" &&
-	! grep -E '^    (boot|trace-check|kcsan)' "$tmp/out.1" | grep -qvF 'CPU 0m00s' &&
-	grep -qE '^    CPU of the stages: ' "$tmp/out.1"; then
-	echo "ok $n - the report gives each stage's CPU time"
-else
-	echo "not ok $n - the CPU times of the stages:"
-	grep -E '^    [a-z]' "$tmp/out.1" | sed 's/^/#   /'
-	bad=$((bad + 1))
-fi
+stage_cpu() {
+	if grep -qE '^    lint +[0-9]+m[0-9]{2}s  CPU 0m0[12]s' "$tmp/out.1" &&
+		! grep -E '^    (boot|trace-check|kcsan)' "$tmp/out.1" | grep -qvF 'CPU 0m00s' &&
+		grep -qE '^    CPU of the stages: ' "$tmp/out.1"; then
+		return 0
+	fi
+	grep -E '^    [a-z]' "$tmp/out.1"
+	return 1
+}
+verdict "the report gives each stage's CPU time" stage_cpu
 # stopped STUB WHAT: the check stopped while the stub STUB runs (sleeps):
 # no stub is left.
+none_left() {
+	if pgrep -af "$tmp/scripts/"; then
+		pkill -f "$tmp/scripts/" || true
+		return 1
+	fi
+}
 stopped() {
 	env "${stub_env[@]}" STUB_SLEEP="$1" "$tmp/scripts/check.sh" >"$tmp/out.stop" 2>&1 &
 	pid=$!
@@ -132,14 +154,7 @@ stopped() {
 	kill -TERM $pid 2>/dev/null || true
 	wait $pid 2>/dev/null || true
 	sleep 1
-	n=$((n + 1))
-	if pgrep -f "$tmp/scripts/" >/dev/null; then
-		echo "not ok $n - stopping the check while $2 runs left builds running: $(pgrep -af "$tmp/scripts/" | head -3)"
-		pkill -f "$tmp/scripts/" || true
-		bad=$((bad + 1))
-	else
-		echo "ok $n - stopping the check while $2 runs stops the builds"
-	fi
+	verdict "stopping the check while $2 runs stops the builds" none_left
 }
 stopped "bisect --skip-head" "the 6.1 bisect (builds)"
 stopped "matrix " "the matrix (third chain)"
@@ -151,33 +166,25 @@ face() { # NAME C-SOURCE: the face of NAME.o, compiled from C-SOURCE
 	printf '%s\n' "$2" >"$tmp/$1.c"
 	gcc -O2 -fno-pic -c "$tmp/$1.c" -o "$tmp/$1.o" && link_face "$tmp" "$1.o"
 }
-face_test() { # DESCRIPTION CONDITION
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n - link_face: $1"
-	else
-		echo "not ok $n - link_face: $1"
-		bad=$((bad + 1))
-	fi
-}
 init='__attribute__((section(".init.text"), noinline)) static int setup(void) { return 1; }'
 ptr=$(face ptr "$init
 static int (* volatile p)(void) = setup;
 int use(void) { return p(); }")
-face_test "a .data pointer to an init function is a reference modpost checks" \
-	"grep -qx '! CROSS ptr.o .data -> .init.text' <<<\"\$ptr\""
+verdict "link_face: a .data pointer to an init function is a reference modpost checks" \
+	grep -qx '! CROSS ptr.o .data -> .init.text' <<<"$ptr"
 within=$(face within "$init
 __attribute__((section(\".init.text\"))) int boot(void) { return setup(); }")
-face_test "a call between init functions is not" \
-	"! grep -q CROSS <<<\"\$within\" && grep -qx 'within.o boot T .init.text' <<<\"\$within\""
+verdict "link_face: a call between init functions is not" fails grep CROSS <<<"$within"
+verdict "link_face: a global in an init section is in the face with its section" \
+	grep -qx 'within.o boot T .init.text' <<<"$within"
 moved=$(face moved "__attribute__((section(\".init.text\"))) int boot(void) { return 1; }")
 plain=$(face plain "int boot(void) { return 1; }")
-face_test "a global moved into an init section changes the face" \
-	"[ \"\${moved#moved.o }\" != \"\${plain#plain.o }\" ]"
+verdict "link_face: a global moved into an init section changes the face" \
+	[ "${moved#moved.o }" != "${plain#plain.o }" ]
 exported=$(face exported "static void f(void) { }
 static const void *__export_symbol_f __attribute__((used)) = f;")
-face_test "an export entry of a static function is in the face" \
-	"grep -q '^exported.o __export_symbol_f ' <<<\"\$exported\""
-face_test "an object that cannot be read fails" "! link_face \"\$tmp\" missing.o 2>/dev/null"
+verdict "link_face: an export entry of a static function is in the face" \
+	grep -q '^exported.o __export_symbol_f ' <<<"$exported"
+verdict "link_face: an object that cannot be read fails" fails link_face "$tmp" missing.o
 echo "$((n - bad)) passed, $bad failed, 0 skipped"
 [ $bad = 0 ]
