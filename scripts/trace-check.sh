@@ -353,9 +353,18 @@ def check_recording(name, label):
     return events
 
 
+# The writer of the markers is taskset, which exec()s sh: its first markers
+# show "taskset" or "sh", whichever saved_cmdlines holds, and that depends
+# on whether it was switched out between the exec() and its first marker,
+# which varies between two runs.
+WRITER = {"taskset": "taskset|sh", "sh": "taskset|sh"}
+
+
 def key(m):
-    """a marker line without what differs between runs: pid and time stamp"""
-    return (m["comm"].strip(), int(m["cpu"]), m["event"], m["fields"])
+    """a marker line without what differs between runs: pid, time stamp
+    and which of its two names the writer had"""
+    comm = m["comm"].strip()
+    return (WRITER.get(comm, comm), int(m["cpu"]), m["event"], m["fields"])
 
 
 def compare(label, name, ref_events):
