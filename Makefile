@@ -17,13 +17,13 @@ export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 
 S := scripts
 
-.PHONY: help deps source tree export kernel kernel-debug kernel-arm64 tests initramfs \
+.PHONY: help deps source tree export kernel kernel-debug kernel-arm64 kernel-gki tests initramfs \
 	boot check demo trace bench series-check lint matrix kcsan kcsan-base rt clean
 
 help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
 	@echo
-	@echo '  make check          everything: series checks, the normal, arm64, debug and KCSAN'
+	@echo '  make check          everything: series checks, the normal, GKI-style arm64, debug and KCSAN'
 	@echo '                      kernels, the 6.12 normal and PREEMPT_RT kernels, their boots,'
 	@echo '                      the accounting stress, verdict (what CI runs)'
 	@echo '  make demo           build and boot the patched kernel: ftmmap stream and ftmmap stats'
@@ -38,12 +38,14 @@ help:
 	@echo '  make export         write $(BUILD)/linux commits back to patches/6.1/'
 	@echo '  make kernel         build the normal kernel   ($(BUILD)/obj/normal)'
 	@echo '  make kernel-debug   build the debug kernel    ($(BUILD)/obj/debug)'
-	@echo '  make kernel-arm64   build the arm64 kernel    ($(BUILD)/obj/arm64)'
+	@echo '  make kernel-arm64   build the arm64 kernel    ($(BUILD)/obj/arm64, gcc)'
+	@echo '  make kernel-gki     build the GKI-style arm64 kernel ($(BUILD)/obj/gki: clang, CFI,'
+	@echo '                      shadow call stacks, ThinLTO, PREEMPT; boot with FLAVOUR=gki)'
 	@echo '  make tests          headers, ring-buffer kselftests, user/ programs (FLAVOUR=arm64:'
 	@echo '                      cross-compiled into $(BUILD)/arm64)'
 	@echo '  make initramfs      pack the guest ($(BUILD)/initramfs-guest.cpio.gz; FLAVOUR=arm64:'
 	@echo '                      $(BUILD)/initramfs-arm64.cpio.gz)'
-	@echo '  make boot           boot FLAVOUR=normal|debug|arm64 in MODE=check|demo|bench|shell'
+	@echo '  make boot           boot FLAVOUR=normal|debug|arm64|gki in MODE=check|demo|bench|shell'
 	@echo '  make series-check   the series applies, checkpatch --strict, every prefix builds'
 	@echo '  make lint           W=1 + sparse on kernel/trace/: no new warnings vs the base'
 	@echo '  make matrix         kernel/trace/ with W=1 in Debian amd64, ftrace-minimal, i386, arm64'
@@ -79,6 +81,9 @@ kernel: deps
 kernel-debug: deps
 	@$(S)/tree.sh --if-missing
 	@$(S)/kernel.sh debug
+
+kernel-gki: deps
+	@$(S)/kernel.sh gki
 
 kernel-arm64: deps
 	@$(S)/tree.sh --if-missing

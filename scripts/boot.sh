@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot a kernel with the guest initramfs in QEMU (TCG) and judge the run.
 #
-#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64|kcsan|rt, MODE check|demo|bench|shell|trace
+#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64|gki|kcsan|rt, MODE check|demo|bench|shell|trace
 #
 # normal, debug, kcsan and rt boot qemu-system-x86_64 (pc) with the x86_64 guest;
 # arm64 boots qemu-system-aarch64 (-M virt, -cpu $ARM64_CPU: max) with the
@@ -28,9 +28,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: $0 normal|debug|arm64 check|demo|bench|shell}
+flavour=${1:?usage: $0 normal|debug|arm64|gki|kcsan|rt check|demo|bench|shell|trace}
 mode=${2:-check}
-case $flavour in normal | debug | arm64 | kcsan | rt) ;; *) die "unknown flavour '$flavour'" ;; esac
+case $flavour in normal | debug | arm64 | gki | kcsan | rt) ;; *) die "unknown flavour '$flavour'" ;; esac
 case $mode in check | demo | bench | shell | trace) ;; *) die "unknown mode '$mode'" ;; esac
 set_flavour "$flavour"
 
@@ -38,13 +38,14 @@ SMP=${SMP:-4}
 MEM=${MEM:-2G}
 case $flavour in
 normal) TIMEOUT=${TIMEOUT:-600} ;;
-debug | arm64 | kcsan | rt) TIMEOUT=${TIMEOUT:-1200} ;;
+debug | arm64 | gki | kcsan | rt) TIMEOUT=${TIMEOUT:-1200} ;;
 esac
 kernel=${KERNEL:-$OBJ/$flavour/$KIMAGE}
 case $kernel in /*) ;; *) kernel=$TOP/$kernel ;; esac
 initrd=$INITRD
 case $flavour in
 arm64) make_kernel="'make kernel-arm64'" make_initrd="'make initramfs FLAVOUR=arm64'" ;;
+gki) make_kernel="'make kernel-gki'" make_initrd="'make initramfs FLAVOUR=arm64'" ;;
 *) make_kernel="'make kernel' (or 'make kernel-debug')" make_initrd="'make initramfs'" ;;
 esac
 [ -f "$kernel" ] || die "no kernel image $kernel: run $make_kernel"

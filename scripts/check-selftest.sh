@@ -100,8 +100,8 @@ expect "all pass" 0 "check: PASSED|33 passed, 0 failed, 8 skipped|"
 expect "a failing boot" 1 "check: FAILED|33 passed, 1 failed, 8 skipped|" STUB_FAIL="guest debug"
 # the normal, debug and 6.12 kernels were built: 6 boots, 2 trace-checks;
 # the failed stage and 3 boots not run
-expect "a failing build stage" 1 "check: FAILED at stage 'kernel-arm64' (see above)|22 passed, 4 failed, 6 skipped|" \
-	STUB_FAIL="kernel arm64"
+expect "a failing build stage" 1 "check: FAILED at stage 'kernel-gki' (see above)|22 passed, 4 failed, 6 skipped|" \
+	STUB_FAIL="kernel gki"
 # the third chain (bisect-6.12, matrix, plots): every kernel was built
 expect "a failing stage of the third chain" 1 "check: FAILED at stage 'matrix' (see above)|33 passed, 1 failed, 8 skipped|" \
 	STUB_FAIL="matrix "

@@ -9,10 +9,10 @@
 #   debug kernel                  boot normal, boot fresh, trace-check,
 #   6.12 kernel, guest              boot stress (the accounting loads)
 #                                 boot debug
-#   arm64: kernel, guest          boot 6.12, Debian's stock 6.12 kernel
+#   gki (arm64): kernel, guest    boot 6.12, Debian's stock 6.12 kernel
 #   6.12 PREEMPT_RT kernel          with the consumer tool's tests and
 #   bisect (6.1)                    trace-check
-#   kcsan kernel                  boot arm64
+#   kcsan kernel                  boot gki
 #   lint (W=1, sparse)            boot 6.12 rt
 #                                 boot kcsan (scripts/kcsan.sh --boot)
 #
@@ -193,9 +193,12 @@ if [ "$chain" = builds ]; then
 	stage kernel-6.12 env SERIES=6.12 "$S/kernel.sh" normal
 	stage tests-6.12 tests_612
 	ready 6.12
-	stage kernel-arm64 "$S/kernel.sh" arm64
+	# arm64 as Android's GKI builds it: clang, CFI, shadow call stacks,
+	# ThinLTO, full preemption, hardening (config/gki.config); Debian's
+	# arm64 config, built with gcc, is in the matrix
+	stage kernel-gki "$S/kernel.sh" gki
 	stage guest-arm64 arm64_guest
-	ready arm64
+	ready gki
 	# PREEMPT_RT with lockdep for the mainline series (config/rt.config)
 	stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
 	ready rt
@@ -291,13 +294,13 @@ boot_stock() { counted_stage "boot stock 6.12" "$BUILD/logs-6.12/stock-check.cou
 boot_trace_check_stock() {
 	counted_stage "trace-check stock" "$LOGS/trace-check-stock.counts" "$S/trace-check.sh" --stock
 }
-boot_arm64() { boot_stage arm64; }
+boot_gki() { boot_stage gki; }
 boot_rt() { boot_stage rt 6.12; }
 # KCSAN on the ring buffer and the mapping (scripts/kcsan.sh)
 boot_kcsan() { counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh" --boot; }
 
 pending=(normal:normal normal:fresh normal:trace_check normal:stress debug:debug
-	6.12:612 6.12:stock 6.12:trace_check_stock arm64:arm64 rt:rt kcsan:kcsan)
+	6.12:612 6.12:stock 6.12:trace_check_stock gki:gki rt:rt kcsan:kcsan)
 while [ ${#pending[@]} != 0 ]; do
 	# builds-done first: once it is there, no more kernels come
 	done=0

@@ -125,26 +125,29 @@ if [ "$KARCH" = x86_64 ] && [ -x /usr/bin/trace-cmd ]; then
 fi
 
 # Everything must run without a dynamic loader (but ftmmap, its libraries
-# and /opt/trace-cmd), on the guest's CPU.
+# and /opt/trace-cmd), on the guest's CPU; *_compat programs are 32-bit
+# ones, on x86_64 (scripts/tests.sh).
 case $KARCH in
-x86_64) machine='Advanced Micro Devices X86-64' ;;
-arm64) machine=AArch64 ;;
+x86_64) machine='Advanced Micro Devices X86-64' machine32='Intel 80386' ;;
+arm64) machine=AArch64 machine32=ARM ;;
 esac
 bad=$(find "$stage" -type f -perm -u+x -exec sh -c '
-	machine=$1 stage=$2
-	shift 2
+	machine=$1 machine32=$2 stage=$3
+	shift 3
 	for f; do
 		head -c 4 "$f" | grep -q "ELF" || continue
 		case $f in
 		"$stage"/opt/trace-cmd/* | "$stage"/usr/bin/ftmmap | "$stage"/lib*/* | "$stage"/usr/lib/*) dyn=1 ;;
 		*) dyn=0 ;;
 		esac
+		m=$machine
+		case $f in *_compat) m=$machine32 ;; esac
 		if [ $dyn = 0 ] && readelf -l "$f" 2>/dev/null | grep -q "Requesting program interpreter"; then
 			echo "$f (not statically linked)"
-		elif ! readelf -h "$f" 2>/dev/null | grep -q "Machine: *$machine\$"; then
-			echo "$f (not for $machine)"
+		elif ! readelf -h "$f" 2>/dev/null | grep -q "Machine: *$m\$"; then
+			echo "$f (not for $m)"
 		fi
-	done' sh "$machine" "$stage" {} +)
+	done' sh "$machine" "$machine32" "$stage" {} +)
 [ -z "$bad" ] || die "cannot run in the $KARCH guest: ${bad//$stage/}"
 
 {

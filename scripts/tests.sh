@@ -37,6 +37,27 @@ else
 	: >"$GUEST/kselftest/kselftest-list.txt"
 fi
 
+# map_test again as a 32-bit program, on x86_64 (the kernel has
+# IA32_EMULATION, config/x86_64.config): a compat task maps the buffer
+# and calls GET_READER through compat_sys_ioctl().  Beside map_test, whose
+# helper (map_example) it runs from the same folder.  The sub-buffers hold
+# longs of the 64-bit kernel (RB_KERNEL_LONG, map_helpers.h: the 6.12
+# series' map_test does not parse them); 6.1's kselftest_harness.h casts
+# pointers to uintmax_t, which -m32 warns about.
+if [ "$KARCH" = x86_64 ] && [ -f "$ksft_src/ring-buffer/map_test.c" ]; then
+	helpers=()
+	[ ! -f "$ksft_src/ring-buffer/map_helpers.c" ] || helpers=("$ksft_src/ring-buffer/map_helpers.c")
+	gcc -m32 -static -O2 -Wall -Wno-pointer-to-int-cast -D_GNU_SOURCE -DRB_KERNEL_LONG=8 \
+		-I"$GUEST/headers/include" \
+		-o "$GUEST/kselftest/ring-buffer/map_test_compat" \
+		"$ksft_src/ring-buffer/map_test.c" "${helpers[@]}" \
+		>>"$ksft_log" 2>&1 || {
+		tail -n 30 "$ksft_log" >&2
+		die "map_test does not build as a 32-bit program (see $ksft_log)"
+	}
+	echo "ring-buffer:map_test_compat" >>"$GUEST/kselftest/kselftest-list.txt"
+fi
+
 # build_c OUT SRC...: one statically linked program.
 CFLAGS=(-O2 -Wall -I"$GUEST/headers/include" -I"${USER_DIR:-$TOP/user}" -I"$ksft_src"
 	"${GUEST_CFLAGS[@]}")
