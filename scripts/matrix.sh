@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Compile kernel/trace/ with W=1 under configurations the harness kernels
 # are not: Debian's own amd64 and arm64 configs, a minimal FTRACE config
-# without the max-buffer tracers, and the harness config on i386.  Fail when
+# without the max-buffer tracers, the harness config on i386, and the
+# GKI-style arm64 config built with clang (gki-clang: the gki kernel's
+# fragments, LLVM=-16), whose kernel the harness builds without W=1.  Fail when
 # the series head does not build in one, or shows a warning the base does
 # not show in the same config (texts compared without line numbers, as
 # lint.sh does).
 #
-#   matrix.sh [NAME...]    default: all of debian-amd64 ftrace-minimal i386 arm64
+#   matrix.sh [NAME...]    default: all of debian-amd64 ftrace-minimal i386 arm64 gki-clang
 #
 # The sources are a separate work tree of the scratch repo ($BUILD/matrix/src,
 # detached: $BUILD/linux is never checked out), objects in $BUILD/obj/matrix-NAME.
@@ -29,7 +31,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
 
-ALL=(debian-amd64 ftrace-minimal i386 arm64)
+ALL=(debian-amd64 ftrace-minimal i386 arm64 gki-clang)
 WT=$BUILD/matrix/src
 DEBIAN_CONFIGS=/usr/src/linux-config-6.1
 dir=${MATRIX_DIR:-kernel/trace/}
@@ -46,10 +48,11 @@ wgit() {
 	GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -C "$WT" "$@"
 }
 
-# recipe NAME: set arch, cross, start (tinyconfig, defconfig or an xz file)
-# and frags (fragments of config/, merged in this order).
+# recipe NAME: set arch, cross, llvm (LLVM=, for clang), start (tinyconfig,
+# defconfig or an xz file) and frags (fragments of config/, merged in this
+# order).
 recipe() {
-	arch=x86_64 cross='' start=tinyconfig frags=()
+	arch=x86_64 cross='' llvm='' start=tinyconfig frags=()
 	case $1 in
 	debian-amd64)
 		start=$DEBIAN_CONFIGS/config.amd64_none_amd64.xz
@@ -62,6 +65,9 @@ recipe() {
 		arch=arm64 cross=aarch64-linux-gnu-
 		start=$DEBIAN_CONFIGS/config.arm64_none_arm64.xz
 		frags=(matrix-debian) ;;
+	gki-clang)
+		arch=arm64 llvm=$GKI_LLVM
+		frags=(base tracing arm64 gki) ;;
 	*)
 		die "unknown matrix config '$1' (known: ${ALL[*]})" ;;
 	esac
@@ -70,12 +76,14 @@ recipe() {
 	esac
 	[ -z "$cross" ] || command -v "${cross}gcc" >/dev/null ||
 		die "${cross}gcc is missing: run 'make deps'"
+	[ -z "$llvm" ] || command -v "clang$llvm" >/dev/null ||
+		die "clang$llvm is missing: run 'make deps'"
 }
 
 kmake() { # OBJ ARGS...
 	local obj=$1
 	shift
-	make -C "$WT" O="$obj" ARCH="$arch" ${cross:+CROSS_COMPILE=$cross} -j"$JOBS" "$@"
+	make -C "$WT" O="$obj" ARCH="$arch" ${cross:+CROSS_COMPILE=$cross} ${llvm:+LLVM=$llvm} -j"$JOBS" "$@"
 }
 
 # worktree: make $WT a work tree of the scratch repo.  tree.sh makes that
@@ -149,7 +157,7 @@ configure() {
 	local name=$1 obj=$2 stamp f paths=() log=$LOGS/matrix-$1-config.log
 	for f in "${frags[@]}"; do paths+=("$TOP/config/$f.config"); done
 	stamp=$({
-		echo "$arch $cross $start $base_commit"
+		echo "$arch $cross $llvm $start $base_commit"
 		case $start in *.xz) xzcat "$start" ;; esac
 		cat "${paths[@]}"
 	} | sha256sum | cut -c1-16)
@@ -195,7 +203,7 @@ force_changed() {
 base_key() {
 	{
 		sgit rev-parse "$base_commit^{tree}"
-		"${cross}gcc" --version | head -n 1
+		if [ -n "$llvm" ]; then "clang$llvm" --version; else "${cross}gcc" --version; fi | head -n 1
 		echo "$arch W=1 $dir"
 		cat "$1/.config"
 	} | sha256sum | cut -c1-16
@@ -238,7 +246,7 @@ run_config() {
 	local name=$1 obj=$OBJ/matrix-$1 t0 t1 t2 t3 rc=0 blog hlog key baseline from
 	blog=$LOGS/matrix-$name-base.log hlog=$LOGS/matrix-$name-head.log
 	recipe "$name"
-	say "matrix $name: W=1 $dir ($([ -z "$cross" ] || echo "${cross}gcc, ")ARCH=$arch, make -j$JOBS)"
+	say "matrix $name: W=1 $dir ($([ -z "$cross" ] || echo "${cross}gcc, ")$([ -z "$llvm" ] || echo "clang$llvm, ")ARCH=$arch, make -j$JOBS)"
 	t0=$(now_s)
 	goto "$base_commit"
 	if ! configure "$name" "$obj"; then

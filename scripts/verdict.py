@@ -39,6 +39,7 @@ SPLATS = [
     r"general protection fault",
     r"Unable to handle kernel",  # arm64 faults, before "Internal error: Oops"
     r"Internal error:",
+    r"CFI failure",  # kCFI (the gki kernel): a call through a mistyped pointer
     r"kernel BUG at",
     r"Kernel panic",
     r"INFO: task .* blocked for more than",
