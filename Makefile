@@ -83,6 +83,7 @@ kernel-debug: deps
 	@$(S)/kernel.sh debug
 
 kernel-gki: deps
+	@$(S)/tree.sh --if-missing
 	@$(S)/kernel.sh gki
 
 kernel-arm64: deps

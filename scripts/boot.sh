@@ -4,8 +4,8 @@
 #   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64|gki|kcsan|rt, MODE check|demo|bench|shell|trace
 #
 # normal, debug, kcsan and rt boot qemu-system-x86_64 (pc) with the x86_64 guest;
-# arm64 boots qemu-system-aarch64 (-M virt, -cpu $ARM64_CPU: max) with the
-# arm64 guest.
+# arm64 and gki boot qemu-system-aarch64 (-M virt, -cpu $ARM64_CPU: max)
+# with the arm64 guest.
 #
 # Environment: SMP (vCPUs, 4), TIMEOUT (seconds; default by flavour),
 # QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage, or arm64

@@ -79,9 +79,14 @@ timed() {
 	local rc=$? t
 	t=$(sed -n 2p "$f.times" 2>/dev/null)
 	rm -f "$f.times"
-	# "0m12.340s 0m3.210s": user and system, minutes and seconds
-	if [[ $t =~ ^([0-9]+)m([0-9]+)\.[0-9]+s\ ([0-9]+)m([0-9]+)\.[0-9]+s$ ]]; then
-		echo $((BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]} + BASH_REMATCH[3] * 60 + 10#${BASH_REMATCH[4]})) >"$f"
+	# "0m12.340s 0m3.210s": user and system, minutes, seconds and
+	# milliseconds; their sum, rounded to the second (not each part cut:
+	# 0.6 s of user and 0.9 s of system time are 2 s, not 0)
+	if [[ $t =~ ^([0-9]+)m([0-9]+)\.([0-9]{3})s\ ([0-9]+)m([0-9]+)\.([0-9]{3})s$ ]]; then
+		local ms
+		ms=$(((BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]} + BASH_REMATCH[4] * 60 + 10#${BASH_REMATCH[5]}) * 1000 +
+			10#${BASH_REMATCH[3]} + 10#${BASH_REMATCH[6]}))
+		echo $(((ms + 500) / 1000)) >"$f"
 	fi
 	return $rc
 }

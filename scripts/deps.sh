@@ -15,8 +15,9 @@ PKGS=(
 	# tests link libtraceevent and libtracefs statically; make matrix
 	# starts from Debian's own kernel configs
 	libtraceevent-dev libtracefs-dev linux-config-6.1 linux-config-6.1:arm64
-	# map_test as a 32-bit program in the x86_64 guest (gcc -m32)
-	gcc-multilib
+	# map_test as a 32-bit program in the x86_64 guest (gcc -m32): gcc-12's
+	# multilib, as gcc-multilib conflicts with gcc-aarch64-linux-gnu
+	gcc-12-multilib
 	# the gki kernel (Android's GKI is built with clang and LLVM's tools)
 	clang-16 lld-16 llvm-16
 	# arm64 guest: emulator, cross compiler, arm64 libraries

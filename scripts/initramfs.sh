@@ -22,7 +22,7 @@
 #
 #   initramfs.sh [FLAVOUR]   normal or debug (default: the x86_64 guest), or
 #                            arm64: $BUILD/initramfs-arm64.cpio.gz from
-#                            $BUILD/arm64/ and busybox-static:arm64
+#                            $BUILD/arm64/ and busybox-static:arm64 (gki: the same)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 flavour=${1:-normal}
@@ -125,7 +125,7 @@ if [ "$KARCH" = x86_64 ] && [ -x /usr/bin/trace-cmd ]; then
 fi
 
 # Everything must run without a dynamic loader (but ftmmap, its libraries
-# and /opt/trace-cmd), on the guest's CPU; *_compat programs are 32-bit
+# and /opt/trace-cmd), on the guest's CPU; compat_* programs are 32-bit
 # ones, on x86_64 (scripts/tests.sh).
 case $KARCH in
 x86_64) machine='Advanced Micro Devices X86-64' machine32='Intel 80386' ;;
@@ -141,7 +141,7 @@ bad=$(find "$stage" -type f -perm -u+x -exec sh -c '
 		*) dyn=0 ;;
 		esac
 		m=$machine
-		case $f in *_compat) m=$machine32 ;; esac
+		case $f in */compat_*) m=$machine32 ;; esac
 		if [ $dyn = 0 ] && readelf -l "$f" 2>/dev/null | grep -q "Requesting program interpreter"; then
 			echo "$f (not statically linked)"
 		elif ! readelf -h "$f" 2>/dev/null | grep -q "Machine: *$m\$"; then

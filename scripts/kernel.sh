@@ -40,7 +40,10 @@ need_tree
 obj=$OBJ/$name
 frag_paths=()
 for f in "${fragments[@]}"; do frag_paths+=("$TOP/config/$f.config"); done
-stamp=$(cat "${frag_paths[@]}" | sha256sum | cut -c1-16)
+stamp=$({
+	cat "${frag_paths[@]}"
+	[ "$flavour" != gki ] || echo "LLVM=$GKI_LLVM"
+} | sha256sum | cut -c1-16)
 
 # check_config: every CONFIG_X=v and "# CONFIG_X is not set" of the
 # fragments must be in the final .config; where two fragments name the same

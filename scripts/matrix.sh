@@ -76,8 +76,10 @@ recipe() {
 	esac
 	[ -z "$cross" ] || command -v "${cross}gcc" >/dev/null ||
 		die "${cross}gcc is missing: run 'make deps'"
-	[ -z "$llvm" ] || command -v "clang$llvm" >/dev/null ||
-		die "clang$llvm is missing: run 'make deps'"
+	# LLVM=-16 names clang-16, LLVM=/dir/ names /dir/clang, LLVM=1 clang
+	case $llvm in '') clang='' ;; 1) clang=clang ;; */) clang=${llvm}clang ;; *) clang=clang$llvm ;; esac
+	[ -z "$clang" ] || command -v "$clang" >/dev/null ||
+		die "$clang is missing: run 'make deps'"
 }
 
 kmake() { # OBJ ARGS...
@@ -203,7 +205,7 @@ force_changed() {
 base_key() {
 	{
 		sgit rev-parse "$base_commit^{tree}"
-		if [ -n "$llvm" ]; then "clang$llvm" --version; else "${cross}gcc" --version; fi | head -n 1
+		if [ -n "$llvm" ]; then "$clang" --version; else "${cross}gcc" --version; fi | head -n 1
 		echo "$arch W=1 $dir"
 		cat "$1/.config"
 	} | sha256sum | cut -c1-16
@@ -246,7 +248,7 @@ run_config() {
 	local name=$1 obj=$OBJ/matrix-$1 t0 t1 t2 t3 rc=0 blog hlog key baseline from
 	blog=$LOGS/matrix-$name-base.log hlog=$LOGS/matrix-$name-head.log
 	recipe "$name"
-	say "matrix $name: W=1 $dir ($([ -z "$cross" ] || echo "${cross}gcc, ")$([ -z "$llvm" ] || echo "clang$llvm, ")ARCH=$arch, make -j$JOBS)"
+	say "matrix $name: W=1 $dir ($([ -z "$cross" ] || echo "${cross}gcc, ")$([ -z "$llvm" ] || echo "$clang, ")ARCH=$arch, make -j$JOBS)"
 	t0=$(now_s)
 	goto "$base_commit"
 	if ! configure "$name" "$obj"; then

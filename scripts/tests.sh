@@ -9,6 +9,7 @@
 #   tests.sh [FLAVOUR]   normal or debug (the default: one x86_64 guest for
 #                        both), or arm64: the same, cross-compiled for
 #                        arm64 into $BUILD/arm64/{headers,kselftest,user,tests.list}
+#                        (gki: the same arm64 guest)
 # EXTRA_TESTS=DIR adds DIR/*.c and DIR/*.sh as more tests (for trying
 # things out without committing them); USER_DIR=DIR replaces user/.
 set -euo pipefail
@@ -40,7 +41,8 @@ fi
 # map_test again as a 32-bit program, on x86_64 (the kernel has
 # IA32_EMULATION, config/x86_64.config): a compat task maps the buffer
 # and calls GET_READER through compat_sys_ioctl().  Beside map_test, whose
-# helper (map_example) it runs from the same folder.  The sub-buffers hold
+# helper (map_example) it runs from the same folder; named so that
+# "ring-buffer/map_test" (the KCSAN boot's list) does not take it in.  The sub-buffers hold
 # longs of the 64-bit kernel (RB_KERNEL_LONG, map_helpers.h: the 6.12
 # series' map_test does not parse them); 6.1's kselftest_harness.h casts
 # pointers to uintmax_t, which -m32 warns about.
@@ -49,13 +51,13 @@ if [ "$KARCH" = x86_64 ] && [ -f "$ksft_src/ring-buffer/map_test.c" ]; then
 	[ ! -f "$ksft_src/ring-buffer/map_helpers.c" ] || helpers=("$ksft_src/ring-buffer/map_helpers.c")
 	gcc -m32 -static -O2 -Wall -Wno-pointer-to-int-cast -D_GNU_SOURCE -DRB_KERNEL_LONG=8 \
 		-I"$GUEST/headers/include" \
-		-o "$GUEST/kselftest/ring-buffer/map_test_compat" \
+		-o "$GUEST/kselftest/ring-buffer/compat_map_test" \
 		"$ksft_src/ring-buffer/map_test.c" "${helpers[@]}" \
 		>>"$ksft_log" 2>&1 || {
 		tail -n 30 "$ksft_log" >&2
 		die "map_test does not build as a 32-bit program (see $ksft_log)"
 	}
-	echo "ring-buffer:map_test_compat" >>"$GUEST/kselftest/kselftest-list.txt"
+	echo "ring-buffer:compat_map_test" >>"$GUEST/kselftest/kselftest-list.txt"
 fi
 
 # build_c OUT SRC...: one statically linked program.
