@@ -48,9 +48,9 @@ wgit() {
 	GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -C "$WT" "$@"
 }
 
-# recipe NAME: set arch, cross, llvm (LLVM=, for clang), start (tinyconfig,
-# defconfig or an xz file) and frags (fragments of config/, merged in this
-# order).
+# recipe NAME: set arch, cross, llvm (LLVM=, for clang), cc (the compiler
+# these name), start (tinyconfig, defconfig or an xz file) and frags
+# (fragments of config/, merged in this order).
 recipe() {
 	arch=x86_64 cross='' llvm='' start=tinyconfig frags=()
 	case $1 in
@@ -74,12 +74,9 @@ recipe() {
 	case $start in
 	*.xz) [ -f "$start" ] || die "$start is missing: run 'make deps' (linux-config-6.1, linux-config-6.1:arm64)" ;;
 	esac
-	[ -z "$cross" ] || command -v "${cross}gcc" >/dev/null ||
-		die "${cross}gcc is missing: run 'make deps'"
 	# LLVM=-16 names clang-16, LLVM=/dir/ names /dir/clang, LLVM=1 clang
-	case $llvm in '') clang='' ;; 1) clang=clang ;; */) clang=${llvm}clang ;; *) clang=clang$llvm ;; esac
-	[ -z "$clang" ] || command -v "$clang" >/dev/null ||
-		die "$clang is missing: run 'make deps'"
+	case $llvm in '') cc=${cross}gcc ;; 1) cc=clang ;; */) cc=${llvm}clang ;; *) cc=clang$llvm ;; esac
+	command -v "$cc" >/dev/null || die "$cc is missing: run 'make deps'"
 }
 
 kmake() { # OBJ ARGS...
@@ -205,7 +202,7 @@ force_changed() {
 base_key() {
 	{
 		sgit rev-parse "$base_commit^{tree}"
-		if [ -n "$llvm" ]; then "$clang" --version; else "${cross}gcc" --version; fi | head -n 1
+		"$cc" --version | head -n 1
 		echo "$arch W=1 $dir"
 		cat "$1/.config"
 	} | sha256sum | cut -c1-16
@@ -248,7 +245,7 @@ run_config() {
 	local name=$1 obj=$OBJ/matrix-$1 t0 t1 t2 t3 rc=0 blog hlog key baseline from
 	blog=$LOGS/matrix-$name-base.log hlog=$LOGS/matrix-$name-head.log
 	recipe "$name"
-	say "matrix $name: W=1 $dir ($([ -z "$cross" ] || echo "${cross}gcc, ")$([ -z "$llvm" ] || echo "$clang, ")ARCH=$arch, make -j$JOBS)"
+	say "matrix $name: W=1 $dir ($cc, ARCH=$arch, make -j$JOBS)"
 	t0=$(now_s)
 	goto "$base_commit"
 	if ! configure "$name" "$obj"; then

@@ -42,10 +42,10 @@ fi
 # IA32_EMULATION, config/x86_64.config): a compat task maps the buffer
 # and calls GET_READER through compat_sys_ioctl().  Beside map_test, whose
 # helper (map_example) it runs from the same folder; named so that
-# "ring-buffer/map_test" (the KCSAN boot's list) does not take it in.  The sub-buffers hold
-# longs of the 64-bit kernel (RB_KERNEL_LONG, map_helpers.h: the 6.12
-# series' map_test does not parse them); 6.1's kselftest_harness.h casts
-# pointers to uintmax_t, which -m32 warns about.
+# "ring-buffer/map_test" (the KCSAN boot's list) does not take it in.  The
+# sub-buffers hold longs of the 64-bit kernel (RB_KERNEL_LONG,
+# map_helpers.h: the 6.12 series' map_test does not parse them); 6.1's
+# kselftest_harness.h casts pointers to uintmax_t, which -m32 warns about.
 if [ "$KARCH" = x86_64 ] && [ -f "$ksft_src/ring-buffer/map_test.c" ]; then
 	helpers=()
 	[ ! -f "$ksft_src/ring-buffer/map_helpers.c" ] || helpers=("$ksft_src/ring-buffer/map_helpers.c")
