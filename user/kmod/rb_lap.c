@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_lap: have the writer lap a CPU buffer while its reader is between
+ * loading the overrun and swapping the head page out, so that the head is
+ * back on the same page when the swap's cmpxchg() runs. Loaded by
+ * tests/rb_swap_lap, which maps the instance's buffer of the CPU it runs
+ * on (and stays there), and reads the results back from
+ * /sys/module/rb_lap/parameters/.
+ *
+ * A reader that another CPU's writer laps in that window needs that CPU
+ * to stall it (a hypervisor that preempts its vCPU, an SMI); an NMI on the
+ * reader's own CPU that traces a lap does the same. The module is that
+ * NMI: a hardware breakpoint on the cmpxchg() of the swap (x86: #DB, taken
+ * like an NMI) writes the lap.
+ *
+ * On the CPU that loads it, into the buffer of the instance:
+ *  1. @prelim events of 8 bytes (a sequence number): the buffer laps, and
+ *     events are lost before the head page;
+ *  2. an instruction breakpoint on every 64-bit "lock cmpxchg" of @func
+ *     (__rb_get_reader_page(), @size bytes, from /proc/kallsyms), the
+ *     replacing of the head page by the reader page;
+ *  3. TRACE_MMAP_IOCTL_GET_READER on this CPU's trace_pipe_raw (opened
+ *     non-blocking, mapped by the test): when it reaches the breakpoint,
+ *     the handler writes events until the head moved @lap_pages times,
+ *     once round the ring, back onto the page being swapped out.
+ * The init returns 0 when it got that far; the test unloads it.
+ */
+#include <linux/fs.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/ring_buffer.h>
+#include <linux/trace.h>
+#include <linux/version.h>
+#include <uapi/linux/trace_mmap.h>
+
+#include "trace.h"
+
+/* 6.1 and 6.12, the two kernels of the series */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define get_instance(name)		trace_array_get_by_name(name, NULL)
+#else
+#define get_instance(name)		trace_array_get_by_name(name)
+#endif
+
+#define LAP_MAX		100000	/* bound on the events of the handler */
+#define MAX_BP		4	/* x86 has four breakpoint registers */
+
+static char *instance = "rb_swap_lap";
+module_param(instance, charp, 0444);
+MODULE_PARM_DESC(instance, "the trace instance to write into");
+
+static uint prelim = 1024;
+module_param(prelim, uint, 0444);
+MODULE_PARM_DESC(prelim, "events written before the reader swaps");
+
+static uint lap_pages;
+module_param(lap_pages, uint, 0444);
+MODULE_PARM_DESC(lap_pages, "pages of the ring, not counting the reader page");
+
+static ulong func;
+module_param(func, ulong, 0444);
+MODULE_PARM_DESC(func, "address of __rb_get_reader_page()");
+
+static uint size;
+module_param(size, uint, 0444);
+MODULE_PARM_DESC(size, "its size in bytes");
+
+/* Results */
+static ulong written;		/* events the buffer took, all steps */
+module_param(written, ulong, 0444);
+static ulong lapped;		/* of which from the handler */
+module_param(lapped, ulong, 0444);
+static uint moves;		/* head moves the handler saw */
+module_param(moves, uint, 0444);
+static uint breakpoints;	/* instructions the breakpoints are on */
+module_param(breakpoints, uint, 0444);
+static uint hits;		/* handler runs that wrote the lap */
+module_param(hits, uint, 0444);
+static int cpu = -1;		/* the CPU buffer written and read */
+module_param(cpu, int, 0444);
+static int get_reader = 1;	/* what the ioctl of step 3 returned */
+module_param(get_reader, int, 0444);
+
+static struct trace_buffer *buffer;
+static struct task_struct *reader;
+static bool armed;
+
+static void rb_lap_hit(struct perf_event *bp, struct perf_sample_data *data,
+		       struct pt_regs *regs)
+{
+	unsigned long overrun, last;
+	u64 seq;
+
+	/* Only in our own GET_READER: other buffers use the function too */
+	if (!READ_ONCE(armed) || current != reader)
+		return;
+	WRITE_ONCE(armed, false);
+	hits++;
+
+	last = ring_buffer_overrun_cpu(buffer, cpu);
+	while (moves < lap_pages && lapped < LAP_MAX) {
+		seq = written;
+		if (ring_buffer_write(buffer, sizeof(seq), &seq))
+			return;
+		written++;
+		lapped++;
+		/* The pages overwritten are full: every move adds to it */
+		overrun = ring_buffer_overrun_cpu(buffer, cpu);
+		if (overrun != last)
+			moves++;
+		last = overrun;
+	}
+}
+
+#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
+/* lock cmpxchg r64, m64: F0, a REX prefix with W set, 0F B1 */
+static bool is_cmpxchg64(const u8 *p)
+{
+	return p[0] == 0xf0 && (p[1] & 0xf8) == 0x48 && p[2] == 0x0f &&
+	       p[3] == 0xb1;
+}
+
+static int arm_breakpoints(struct perf_event **bp)
+{
+	struct perf_event_attr attr;
+	const u8 *p = (const u8 *)func;
+	unsigned int off;
+
+	for (off = 0; off + 4 <= size; off++) {
+		if (!is_cmpxchg64(p + off))
+			continue;
+		if (breakpoints == MAX_BP)
+			return -E2BIG;
+		hw_breakpoint_init(&attr);
+		attr.bp_addr = func + off;
+		attr.bp_len = sizeof(long);	/* what x86 takes for X */
+		attr.bp_type = HW_BREAKPOINT_X;
+		bp[breakpoints] = perf_event_create_kernel_counter(&attr, cpu, NULL,
+								   rb_lap_hit, NULL);
+		if (IS_ERR(bp[breakpoints]))
+			return PTR_ERR(bp[breakpoints]);
+		breakpoints++;
+	}
+	return breakpoints ? 0 : -ENOENT;
+}
+#else
+static int arm_breakpoints(struct perf_event **bp)
+{
+	return -EOPNOTSUPP;	/* the instruction scan is x86-64's */
+}
+#endif
+
+static int __init rb_lap_init(void)
+{
+	struct perf_event *bp[MAX_BP] = {};
+	struct trace_array *tr;
+	struct file *pipe;
+	char path[96];
+	unsigned int i;
+	int ret;
+	u64 seq;
+
+	if (!func || !size || !lap_pages)
+		return -EINVAL;
+
+	/* The test keeps the task on this CPU */
+	cpu = raw_smp_processor_id();
+	reader = current;
+
+	tr = get_instance(instance);
+	if (!tr)
+		return -ENOENT;
+	buffer = tr->array_buffer.buffer;
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/trace_pipe_raw",
+		 instance, cpu);
+	pipe = filp_open(path, O_RDONLY | O_NONBLOCK, 0);
+	if (IS_ERR(pipe)) {
+		ret = PTR_ERR(pipe);
+		goto put;
+	}
+
+	for (seq = 0; seq < prelim; seq++) {
+		if (ring_buffer_write(buffer, sizeof(seq), &seq)) {
+			ret = -EIO;
+			goto out;
+		}
+		written++;
+	}
+
+	ret = arm_breakpoints(bp);
+	if (ret)
+		goto disarm;
+
+	WRITE_ONCE(armed, true);
+	get_reader = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
+	WRITE_ONCE(armed, false);
+	if (smp_processor_id() != cpu)
+		ret = -EAGAIN;	/* the test's affinity did not hold */
+	else if (!hits)
+		ret = -ENODATA;	/* the breakpoint never fired */
+disarm:
+	for (i = 0; i < MAX_BP; i++)
+		if (!IS_ERR_OR_NULL(bp[i]))
+			perf_event_release_kernel(bp[i]);
+out:
+	fput(pipe);
+put:
+	trace_array_put(tr);
+	return ret;
+}
+
+static void __exit rb_lap_exit(void)
+{
+}
+
+module_init(rb_lap_init);
+module_exit(rb_lap_exit);
+MODULE_DESCRIPTION("A writer that laps the buffer inside the reader's page swap");
+MODULE_LICENSE("GPL");
