@@ -25,23 +25,13 @@
  *     once round the ring, back onto the page being swapped out.
  * The init returns 0 when it got that far; the test unloads it.
  */
-#include <linux/fs.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
 #include <linux/ring_buffer.h>
-#include <linux/trace.h>
-#include <linux/version.h>
 #include <uapi/linux/trace_mmap.h>
 
-#include "trace.h"
-
-/* 6.1 and 6.12, the two kernels of the series */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-#define get_instance(name)		trace_array_get_by_name(name, NULL)
-#else
-#define get_instance(name)		trace_array_get_by_name(name)
-#endif
+#include "rb_instance.h"
 
 #define LAP_MAX		100000	/* bound on the events of the handler */
 #define MAX_BP		4	/* x86 has four breakpoint registers */
@@ -90,7 +80,6 @@ static void rb_lap_hit(struct perf_event *bp, struct perf_sample_data *data,
 		       struct pt_regs *regs)
 {
 	unsigned long overrun, last;
-	u64 seq;
 
 	/* Only in our own GET_READER: other buffers use the function too */
 	if (!READ_ONCE(armed) || current != reader)
@@ -100,10 +89,8 @@ static void rb_lap_hit(struct perf_event *bp, struct perf_sample_data *data,
 
 	last = ring_buffer_overrun_cpu(buffer, cpu);
 	while (moves < lap_pages && lapped < LAP_MAX) {
-		seq = written;
-		if (ring_buffer_write(buffer, sizeof(seq), &seq))
+		if (rb_write_seq(buffer, 1, &written))
 			return;
-		written++;
 		lapped++;
 		/* The pages overwritten are full: every move adds to it */
 		overrun = ring_buffer_overrun_cpu(buffer, cpu);
@@ -156,10 +143,8 @@ static int __init rb_lap_init(void)
 	struct perf_event *bp[MAX_BP] = {};
 	struct trace_array *tr;
 	struct file *pipe;
-	char path[96];
 	unsigned int i;
 	int ret;
-	u64 seq;
 
 	if (!func || !size || !lap_pages)
 		return -EINVAL;
@@ -168,26 +153,14 @@ static int __init rb_lap_init(void)
 	cpu = raw_smp_processor_id();
 	reader = current;
 
-	tr = get_instance(instance);
-	if (!tr)
-		return -ENOENT;
+	ret = rb_instance_open(instance, cpu, &tr, &pipe);
+	if (ret)
+		return ret;
 	buffer = tr->array_buffer.buffer;
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/trace_pipe_raw",
-		 instance, cpu);
-	pipe = filp_open(path, O_RDONLY | O_NONBLOCK, 0);
-	if (IS_ERR(pipe)) {
-		ret = PTR_ERR(pipe);
-		goto put;
-	}
 
-	for (seq = 0; seq < prelim; seq++) {
-		if (ring_buffer_write(buffer, sizeof(seq), &seq)) {
-			ret = -EIO;
-			goto out;
-		}
-		written++;
-	}
+	ret = rb_write_seq(buffer, prelim, &written);
+	if (ret)
+		goto out;
 
 	ret = arm_breakpoints(bp);
 	if (ret)
@@ -205,9 +178,7 @@ disarm:
 		if (!IS_ERR_OR_NULL(bp[i]))
 			perf_event_release_kernel(bp[i]);
 out:
-	fput(pipe);
-put:
-	trace_array_put(tr);
+	rb_instance_close(tr, pipe);
 	return ret;
 }
 

@@ -21,24 +21,15 @@
  *  5. the event of 2 committed.
  * The init returns 0 when it got that far; the test unloads it.
  */
-#include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
 #include <linux/sched/clock.h>
-#include <linux/trace.h>
-#include <linux/version.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/trace_mmap.h>
 
-#include "trace.h"
+#include "rb_instance.h"
 
-/* 6.1 and 6.12, the two kernels of the series */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-#define get_instance(name)		trace_array_get_by_name(name, NULL)
-#else
-#define get_instance(name)		trace_array_get_by_name(name)
-#endif
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define unlock_commit(buffer, event)	ring_buffer_unlock_commit(buffer)
 #else
@@ -103,8 +94,7 @@ static int __init rb_nest_init(void)
 	struct irq_work work = IRQ_WORK_INIT_HARD(rb_nest_irq);
 	struct ring_buffer_event *event;
 	struct trace_array *tr;
-	char path[96];
-	int ret = 0;
+	int ret;
 	u64 deadline;
 	u64 seq;
 
@@ -114,26 +104,14 @@ static int __init rb_nest_init(void)
 	if (reader_cpu >= nr_cpu_ids)
 		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
 
-	tr = get_instance(instance);
-	if (!tr)
-		return -ENOENT;
+	ret = rb_instance_open(instance, cpu, &tr, &pipe);
+	if (ret)
+		return ret;
 	buffer = tr->array_buffer.buffer;
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/trace_pipe_raw",
-		 instance, cpu);
-	pipe = filp_open(path, O_RDONLY | O_NONBLOCK, 0);
-	if (IS_ERR(pipe)) {
-		ret = PTR_ERR(pipe);
-		goto put;
-	}
 
-	for (seq = 0; seq < prelim; seq++) {
-		if (ring_buffer_write(buffer, sizeof(seq), &seq)) {
-			ret = -EIO;
-			goto out;
-		}
-		written++;
-	}
+	ret = rb_write_seq(buffer, prelim, &written);
+	if (ret)
+		goto out;
 
 	/* Preemption stays disabled until the commit: all on one CPU */
 	event = ring_buffer_lock_reserve(buffer, sizeof(seq));
@@ -166,9 +144,7 @@ static int __init rb_nest_init(void)
 	else if (!refused)
 		ret = -ERANGE;	/* the buffer took NESTED_MAX: never lapped */
 out:
-	fput(pipe);
-put:
-	trace_array_put(tr);
+	rb_instance_close(tr, pipe);
 	return ret;
 }
 

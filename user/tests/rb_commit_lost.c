@@ -22,53 +22,22 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-
-#include <linux/trace_mmap.h>
-#include <kbuffer.h>
-#include <tracefs/tracefs.h>
 
 #include "kselftest_harness.h"
 #include "kmod_common.h"
+#include "rb_seq.h"
 
 #define INSTANCE	"rb_commit_lost"
+#define MODULE_NAME	"rb_nest"
 #define MODULE_PATH	"/lib/modules/ftmmap/rb_nest.ko"
-#define BUFFER_KB	"12"	/* three sub-buffers of 4 KiB: a short lap */
-/* 4 of header, 8 of sequence number, 4 more: 12 is not a length it uses */
-#define EVENT_BYTES	16
+#define BUFFER_KB	"12"	/* a few sub-buffers: a short lap */
 #define CPU		0
 
-static long long stat_of(struct tracefs_instance *inst, const char *key)
-{
-	char *stats = tracefs_instance_file_read(inst, "per_cpu/cpu0/stats", NULL);
-	long long v = -1;
-	char *p;
-
-	if (!stats)
-		return -1;
-	p = strstr(stats, key);
-	if (p)
-		v = strtoll(p + strlen(key), NULL, 10);
-	free(stats);
-	return v;
-}
-
 FIXTURE(rb) {
-	struct tracefs_instance	*inst;
-	int			fd;
-	int			mod_fd;
-	struct trace_buffer_meta *meta;
-	size_t			len;
-	struct kbuffer		*kbuf;
-	bool			loaded;
+	struct rb_seq	b;
 };
 
 /*
@@ -90,165 +59,56 @@ FIXTURE_VARIANT_ADD(rb, commit_page_empty) {
 
 FIXTURE_SETUP(rb)
 {
-	long page_size = sysconf(_SC_PAGESIZE);
-	struct trace_buffer_meta *meta;
-	cpu_set_t set;
+	int err;
 
-	self->fd = -1;
-	self->mod_fd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC);
-	if (self->mod_fd < 0)
+	rb_seq_init(&self->b, MODULE_PATH, MODULE_NAME);
+	if (self->b.mod_fd < 0)
 		SKIP(return, "no %s (a kernel without loadable modules)", MODULE_PATH);
-
-	CPU_ZERO(&set);
-	CPU_SET(CPU, &set);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
-
-	self->inst = tracefs_instance_create(INSTANCE);
-	ASSERT_NE(NULL, self->inst);
-	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_size_kb", BUFFER_KB));
-
-	self->fd = tracefs_instance_file_open(self->inst, "per_cpu/cpu0/trace_pipe_raw",
-					      O_RDONLY | O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-	meta = mmap(NULL, page_size, PROT_READ, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, meta);
-	self->len = meta->meta_page_size + (size_t)meta->nr_subbufs * meta->subbuf_size;
-	munmap(meta, page_size);
-	self->meta = mmap(NULL, self->len, PROT_READ, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->meta);
-
-	self->kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
-				   KBUFFER_ENDIAN_LITTLE);
-	ASSERT_NE(NULL, self->kbuf);
+	err = rb_seq_open(&self->b, INSTANCE, BUFFER_KB, CPU);
+	ASSERT_EQ(0, err) TH_LOG("instance and mapping: %s", strerror(-err));
 }
 
 FIXTURE_TEARDOWN(rb)
 {
-	if (self->loaded && syscall(SYS_delete_module, "rb_nest", O_NONBLOCK))
-		TH_LOG("cannot unload rb_nest: %s", strerror(errno));
-	if (self->kbuf)
-		kbuffer_free(self->kbuf);
-	if (self->meta && self->meta != MAP_FAILED)
-		munmap(self->meta, self->len);
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->mod_fd >= 0)
-		close(self->mod_fd);
-	if (self->inst) {
-		tracefs_instance_destroy(self->inst);
-		tracefs_instance_free(self->inst);
-	}
-}
-
-/*
- * Account the sub-buffer the last GET_READER (the module's or ours) left
- * at reader.id: its header's loss if it is new, and the events at data
- * offsets [from, reader.read).
- */
-struct seen {
-	long long	events;
-	long long	header_lost;
-	long long	meta_lost;
-	long long	flag_only;
-	long long	next_seq;	/* expected next sequence number */
-	long long	bad_seq;
-	long long	first_after_loss;
-};
-
-static void account(struct trace_buffer_meta *meta, struct kbuffer *kbuf,
-		    bool moved, unsigned int from, struct seen *s)
-{
-	char *sb = (char *)meta + meta->meta_page_size +
-		   (size_t)meta->reader.id * meta->subbuf_size;
-	int missed = 0;
-	void *data;
-	__u64 seq;
-
-	kbuffer_load_subbuffer(kbuf, sb);
-	if (moved) {
-		/* Asked before the first event is passed */
-		missed = kbuffer_missed_events(kbuf);
-		if (missed > 0) {
-			s->header_lost += missed;
-			s->next_seq += missed;
-		} else if (missed < 0) {
-			s->flag_only++;
-		}
-		s->meta_lost += meta->reader.lost_events;
-		kbuffer_load_subbuffer(kbuf, sb);
-	}
-	for (data = kbuffer_read_event(kbuf, NULL); data;
-	     data = kbuffer_next_event(kbuf, NULL)) {
-		if (kbuffer_curr_index(kbuf) >= meta->reader.read)
-			break;
-		if (kbuffer_curr_index(kbuf) < from)
-			continue;
-		memcpy(&seq, data, sizeof(seq));
-		if (missed > 0 && s->first_after_loss < 0)
-			s->first_after_loss = seq;
-		if ((long long)seq != s->next_seq)
-			s->bad_seq++;
-		s->next_seq = seq + 1;
-		s->events++;
-	}
-}
-
-/*
- * Account what a GET_READER (the module's or ours) handed over, given
- * reader.id and reader.read before it: false if nothing.
- */
-static bool account_step(struct trace_buffer_meta *meta, struct kbuffer *kbuf,
-			 unsigned int id, unsigned int from, struct seen *s)
-{
-	if (meta->reader.id != id)
-		account(meta, kbuf, true, 0, s);
-	else if (meta->reader.read != from)
-		account(meta, kbuf, false, from, s);
-	else
-		return false;
-	return true;
+	rb_seq_close(&self->b);
 }
 
 TEST_F(rb, loss_before_late_commit_page_in_header)
 {
-	struct trace_buffer_meta *meta = self->meta;
-	struct seen s = { .first_after_loss = -1 };
-	unsigned int per_page, id, from;
+	struct trace_buffer_meta *meta = self->b.meta;
+	struct rb_seq_seen s = RB_SEQ_SEEN_INIT;
 	long long written, overrun, commit_overrun;
+	unsigned int id, from;
 	char params[96];
-	int idle = 0;
+	int idle = 0, err;
 
-	/* A sub-buffer: its header, the events, room for a lost count */
-	per_page = (meta->subbuf_size - 2 * sizeof(__u64) - sizeof(long)) / EVENT_BYTES;
 	snprintf(params, sizeof(params), "instance=%s prelim=%u", INSTANCE,
-		 per_page * variant->prelim_halves / 2);
+		 rb_seq_per_subbuf(&self->b) * variant->prelim_halves / 2);
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "one CPU online: no reader beside the writer");
 	id = meta->reader.id;
 	from = meta->reader.read;
-	ASSERT_EQ(0, syscall(SYS_finit_module, self->mod_fd, params, 0)) {
-		TH_LOG("loading rb_nest: %s (see the kernel log)", strerror(errno));
-	}
-	self->loaded = true;
-	ASSERT_EQ(CPU, kmod_param("rb_nest", "cpu"));
-	ASSERT_EQ(0, kmod_param("rb_nest", "get_reader"));
-	written = kmod_param("rb_nest", "written");
-	overrun = stat_of(self->inst, "overrun: ");
-	commit_overrun = stat_of(self->inst, "commit overrun: ");
+	err = rb_seq_load(&self->b, params);
+	ASSERT_EQ(0, err) TH_LOG("loading rb_nest: %s (see the kernel log)", strerror(-err));
+	ASSERT_EQ(CPU, kmod_param(MODULE_NAME, "cpu"));
+	ASSERT_EQ(0, kmod_param(MODULE_NAME, "get_reader"));
+	written = kmod_param(MODULE_NAME, "written");
+	overrun = rb_seq_stat(&self->b, "overrun: ");
+	commit_overrun = rb_seq_stat(&self->b, "commit overrun: ");
 	TH_LOG("wrote %lld events (%lld from the interrupt), overrun %lld, commit overrun %lld",
-	       written, kmod_param("rb_nest", "nested"), overrun, commit_overrun);
+	       written, kmod_param(MODULE_NAME, "nested"), overrun, commit_overrun);
 	ASSERT_LT(0, overrun) TH_LOG("the interrupt did not lap the buffer");
 	ASSERT_LT(0, commit_overrun);
 
 	/* The module's GET_READER, as seen by the consumer */
-	account_step(meta, self->kbuf, id, from, &s);
+	rb_seq_step(&self->b, id, from, &s);
 
 	while (idle < 2) {
 		id = meta->reader.id;
 		from = meta->reader.read;
-		ASSERT_EQ(0, ioctl(self->fd, TRACE_MMAP_IOCTL_GET_READER));
-		idle = account_step(meta, self->kbuf, id, from, &s) ? 0 : idle + 1;
+		ASSERT_EQ(0, ioctl(self->b.fd, TRACE_MMAP_IOCTL_GET_READER));
+		idle = rb_seq_step(&self->b, id, from, &s) ? 0 : idle + 1;
 	}
 
 	TH_LOG("seen %lld, lost in headers %lld, in the meta-page %lld, first after the loss %lld",

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * For the test modules that write into the buffer of a trace instance and
+ * call the ioctls of one of its CPUs' trace_pipe_raw.
+ */
+#ifndef RB_INSTANCE_H
+#define RB_INSTANCE_H
+
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/ring_buffer.h>
+#include <linux/trace.h>
+#include <linux/version.h>
+
+#include "trace.h"
+
+/* 6.1 and 6.12, the two kernels of the series */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define get_instance(name)		trace_array_get_by_name(name, NULL)
+#else
+#define get_instance(name)		trace_array_get_by_name(name)
+#endif
+
+/*
+ * Trace instance @name, and the trace_pipe_raw of its CPU @cpu opened
+ * non-blocking (the test maps it first): 0 with a reference on both, put
+ * with rb_instance_close(), or -errno.
+ */
+static inline int rb_instance_open(const char *name, int cpu,
+				   struct trace_array **tr, struct file **pipe)
+{
+	char path[96];
+	int ret;
+
+	*tr = get_instance(name);
+	if (!*tr)
+		return -ENOENT;
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/trace_pipe_raw",
+		 name, cpu);
+	*pipe = filp_open(path, O_RDONLY | O_NONBLOCK, 0);
+	if (IS_ERR(*pipe)) {
+		ret = PTR_ERR(*pipe);
+		trace_array_put(*tr);
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * Write @n events into @buffer, on this CPU, each an 8-byte sequence
+ * number: *@written, counted up. 0, or -EIO if the buffer refused one.
+ */
+static inline int rb_write_seq(struct trace_buffer *buffer, unsigned long n,
+			       unsigned long *written)
+{
+	u64 seq;
+
+	while (n--) {
+		seq = *written;
+		if (ring_buffer_write(buffer, sizeof(seq), &seq))
+			return -EIO;
+		(*written)++;
+	}
+	return 0;
+}
+
+static inline void rb_instance_close(struct trace_array *tr, struct file *pipe)
+{
+	fput(pipe);
+	trace_array_put(tr);
+}
+
+#endif /* RB_INSTANCE_H */

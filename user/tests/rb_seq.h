@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * For the tests whose module (user/kmod/) writes 8-byte sequence numbers
+ * into the buffer of one CPU of a trace instance, starting at 0: the
+ * instance, the mapping of that CPU's trace_pipe_raw, and the accounting
+ * of what a consumer of the mapping sees, with sub-buffers walked by
+ * libtraceevent's kbuffer.
+ */
+#ifndef RB_SEQ_H
+#define RB_SEQ_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <linux/trace_mmap.h>
+#include <kbuffer.h>
+#include <tracefs/tracefs.h>
+
+/* 4 of header, 8 of sequence number, 4 more: 12 is not a length it uses */
+#define RB_SEQ_EVENT_BYTES	16
+
+/* The instance, the mapped CPU buffer, the test module */
+struct rb_seq {
+	struct tracefs_instance	*inst;
+	int			cpu;
+	int			fd;	/* the CPU's trace_pipe_raw */
+	struct trace_buffer_meta *meta;
+	size_t			len;
+	struct kbuffer		*kbuf;
+	int			mod_fd;
+	const char		*module;
+	bool			loaded;
+};
+
+/* Before anything that can fail: what rb_seq_close() may look at */
+static inline void rb_seq_init(struct rb_seq *b, const char *module_path,
+			       const char *module)
+{
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	b->module = module;
+	b->mod_fd = open(module_path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * Keep the task on @cpu, make the instance with a buffer of @kb KiB per
+ * CPU, and map @cpu's buffer: 0, or -errno of the step that failed.
+ */
+static inline int rb_seq_open(struct rb_seq *b, const char *instance,
+			      const char *kb, int cpu)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	struct trace_buffer_meta *meta;
+	char path[64];
+	cpu_set_t set;
+
+	b->cpu = cpu;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+
+	b->inst = tracefs_instance_create(instance);
+	if (!b->inst)
+		return -errno;
+	if (tracefs_instance_file_write(b->inst, "buffer_size_kb", kb) <= 0)
+		return -EIO;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	b->fd = tracefs_instance_file_open(b->inst, path, O_RDONLY | O_NONBLOCK);
+	if (b->fd < 0)
+		return -errno;
+	/* The meta-page says how big the whole mapping is */
+	meta = mmap(NULL, page_size, PROT_READ, MAP_SHARED, b->fd, 0);
+	if (meta == MAP_FAILED)
+		return -errno;
+	b->len = meta->meta_page_size + (size_t)meta->nr_subbufs * meta->subbuf_size;
+	munmap(meta, page_size);
+	meta = mmap(NULL, b->len, PROT_READ, MAP_SHARED, b->fd, 0);
+	if (meta == MAP_FAILED)
+		return -errno;
+	b->meta = meta;
+
+	b->kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
+				KBUFFER_ENDIAN_LITTLE);
+	return b->kbuf ? 0 : -ENOMEM;
+}
+
+/* Load the module with @params: 0, or -errno */
+static inline int rb_seq_load(struct rb_seq *b, const char *params)
+{
+	if (syscall(SYS_finit_module, b->mod_fd, params, 0))
+		return -errno;
+	b->loaded = true;
+	return 0;
+}
+
+/* Undo all of it, whatever got done; a message if the module stays */
+static inline void rb_seq_close(struct rb_seq *b)
+{
+	if (b->loaded && syscall(SYS_delete_module, b->module, O_NONBLOCK))
+		fprintf(stderr, "# cannot unload %s: %s\n", b->module, strerror(errno));
+	if (b->kbuf)
+		kbuffer_free(b->kbuf);
+	if (b->meta)
+		munmap(b->meta, b->len);
+	if (b->fd >= 0)
+		close(b->fd);
+	if (b->mod_fd >= 0)
+		close(b->mod_fd);
+	if (b->inst) {
+		tracefs_instance_destroy(b->inst);
+		tracefs_instance_free(b->inst);
+	}
+}
+
+/* A number of the CPU's per_cpu/cpuN/stats: the one after @key, -1 if none */
+static inline long long rb_seq_stat(struct rb_seq *b, const char *key)
+{
+	char path[32], *stats, *p;
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", b->cpu);
+	stats = tracefs_instance_file_read(b->inst, path, NULL);
+	if (!stats)
+		return -1;
+	p = strstr(stats, key);
+	if (p)
+		v = strtoll(p + strlen(key), NULL, 10);
+	free(stats);
+	return v;
+}
+
+/* Events of RB_SEQ_EVENT_BYTES a sub-buffer holds, with room for a count */
+static inline unsigned int rb_seq_per_subbuf(const struct rb_seq *b)
+{
+	return (b->meta->subbuf_size - 2 * sizeof(__u64) - sizeof(long)) /
+	       RB_SEQ_EVENT_BYTES;
+}
+
+/* What the consumer saw */
+struct rb_seq_seen {
+	long long	events;
+	long long	header_lost;	/* the counts stored in headers */
+	long long	meta_lost;	/* the meta-page's reader.lost_events */
+	long long	flag_only;	/* headers with the flag, no count */
+	long long	next_seq;	/* the next sequence number due */
+	long long	first_seq;	/* the first event seen, -1 before */
+	long long	first_after_loss; /* the first after a header's count */
+	long long	bad_seq;	/* events not where due */
+	long long	first_bad;	/* the first of them... */
+	long long	first_bad_due;	/* ...and what was due there */
+};
+
+#define RB_SEQ_SEEN_INIT { .first_seq = -1, .first_after_loss = -1 }
+
+/*
+ * Account the sub-buffer the last GET_READER (the module's or ours) left
+ * at reader.id: its header's loss if it is new, and the events at data
+ * offsets [from, reader.read).
+ */
+static inline void rb_seq_account(struct rb_seq *b, bool moved,
+				  unsigned int from, struct rb_seq_seen *s)
+{
+	struct trace_buffer_meta *meta = b->meta;
+	char *sb = (char *)meta + meta->meta_page_size +
+		   (size_t)meta->reader.id * meta->subbuf_size;
+	struct kbuffer *kbuf = b->kbuf;
+	int missed = 0;
+	void *data;
+	__u64 seq;
+
+	kbuffer_load_subbuffer(kbuf, sb);
+	if (moved) {
+		/* Asked before the first event is passed */
+		missed = kbuffer_missed_events(kbuf);
+		if (missed > 0) {
+			s->header_lost += missed;
+			s->next_seq += missed;
+		} else if (missed < 0) {
+			s->flag_only++;
+		}
+		s->meta_lost += meta->reader.lost_events;
+		kbuffer_load_subbuffer(kbuf, sb);
+	}
+	for (data = kbuffer_read_event(kbuf, NULL); data;
+	     data = kbuffer_next_event(kbuf, NULL)) {
+		if (kbuffer_curr_index(kbuf) >= meta->reader.read)
+			break;
+		if (kbuffer_curr_index(kbuf) < from)
+			continue;
+		memcpy(&seq, data, sizeof(seq));
+		if (s->first_seq < 0)
+			s->first_seq = seq;
+		if (missed > 0 && s->first_after_loss < 0)
+			s->first_after_loss = seq;
+		if ((long long)seq != s->next_seq && !s->bad_seq++) {
+			s->first_bad = seq;
+			s->first_bad_due = s->next_seq;
+		}
+		s->next_seq = seq + 1;
+		s->events++;
+	}
+}
+
+/*
+ * Account what a GET_READER (the module's or ours) handed over, given
+ * reader.id and reader.read before it: false if nothing.
+ */
+static inline bool rb_seq_step(struct rb_seq *b, unsigned int id,
+			       unsigned int from, struct rb_seq_seen *s)
+{
+	if (b->meta->reader.id != id)
+		rb_seq_account(b, true, 0, s);
+	else if (b->meta->reader.read != from)
+		rb_seq_account(b, false, from, s);
+	else
+		return false;
+	return true;
+}
+
+#endif /* RB_SEQ_H */
