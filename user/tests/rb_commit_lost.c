@@ -80,7 +80,7 @@ TEST_F(rb, loss_before_late_commit_page_in_header)
 	long long written, overrun, commit_overrun;
 	unsigned int id, from;
 	char params[96];
-	int idle = 0, err;
+	int err;
 
 	snprintf(params, sizeof(params), "instance=%s prelim=%u", INSTANCE,
 		 rb_seq_per_subbuf(&self->b) * variant->prelim_halves / 2);
@@ -104,12 +104,8 @@ TEST_F(rb, loss_before_late_commit_page_in_header)
 	/* The module's GET_READER, as seen by the consumer */
 	rb_seq_step(&self->b, id, from, &s);
 
-	while (idle < 2) {
-		id = meta->reader.id;
-		from = meta->reader.read;
-		ASSERT_EQ(0, ioctl(self->b.fd, TRACE_MMAP_IOCTL_GET_READER));
-		idle = rb_seq_step(&self->b, id, from, &s) ? 0 : idle + 1;
-	}
+	err = rb_seq_drain(&self->b, &s);
+	ASSERT_EQ(0, err) TH_LOG("GET_READER: %s", strerror(-err));
 
 	TH_LOG("seen %lld, lost in headers %lld, in the meta-page %lld, first after the loss %lld",
 	       s.events, s.header_lost, s.meta_lost, s.first_after_loss);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -228,6 +229,25 @@ static inline bool rb_seq_step(struct rb_seq *b, unsigned int id,
 	else
 		return false;
 	return true;
+}
+
+/*
+ * Drain the buffer with GET_READER until two calls in a row hand nothing
+ * over, accounting each step: 0, or -errno of the ioctl that failed.
+ */
+static inline int rb_seq_drain(struct rb_seq *b, struct rb_seq_seen *s)
+{
+	unsigned int id, from;
+	int idle = 0;
+
+	while (idle < 2) {
+		id = b->meta->reader.id;
+		from = b->meta->reader.read;
+		if (ioctl(b->fd, TRACE_MMAP_IOCTL_GET_READER))
+			return -errno;
+		idle = rb_seq_step(b, id, from, s) ? 0 : idle + 1;
+	}
+	return 0;
 }
 
 #endif /* RB_SEQ_H */

@@ -104,7 +104,7 @@ TEST_F(rb, loss_before_page_swapped_after_a_lap)
 	unsigned int ring, id, from;
 	long long written, overrun;
 	char params[160];
-	int idle = 0, err;
+	int err;
 
 	if (!kallsyms_range(FUNC, &func, &size))
 		SKIP(return, "no " FUNC " in /proc/kallsyms");
@@ -138,12 +138,8 @@ TEST_F(rb, loss_before_page_swapped_after_a_lap)
 	TH_LOG("first sub-buffer: %llu events reported lost, first event seq %lld",
 	       (unsigned long long)meta->reader.lost_events, s.first_seq);
 
-	while (idle < 2) {
-		id = meta->reader.id;
-		from = meta->reader.read;
-		ASSERT_EQ(0, ioctl(self->b.fd, TRACE_MMAP_IOCTL_GET_READER));
-		idle = rb_seq_step(&self->b, id, from, &s) ? 0 : idle + 1;
-	}
+	err = rb_seq_drain(&self->b, &s);
+	ASSERT_EQ(0, err) TH_LOG("GET_READER: %s", strerror(-err));
 
 	TH_LOG("seen %lld, lost in headers %lld, in the meta-page %lld",
 	       s.events, s.header_lost, s.meta_lost);
