@@ -101,13 +101,15 @@ cmdline="console=$console printk.time=1 panic=-1 ftmmap.mode=$mode"
 # demo and bench: only warnings and errors from the kernel on the console.
 case $mode in demo | bench) cmdline+=" loglevel=5" ;; esac
 # The events the tests and the tool enable with several vCPUs up (every
-# scheduler event: ftmmap_test.sh's "-e sched"; its timer events), enabled
-# while one CPU runs: guest/init keeps them so that nothing patches code
-# later (see there).  BOOT_EVENTS=0: none (a kernel nothing traced with
-# yet, for tests/fresh_*).
+# scheduler event: ftmmap_test.sh's "-e sched"; its timer events; the
+# write() system call's and the irq events of ftmmap_test.sh and
+# trace-check.sh), enabled while one CPU runs: guest/init keeps them so
+# that nothing patches code later (see there).  BOOT_EVENTS=0: none (a
+# kernel nothing traced with yet, for tests/fresh_*).
 case $mode-${BOOT_EVENTS:-1} in
 check-1 | trace-1 | demo-1)
 	cmdline+=" trace_event=sched:*,timer:hrtimer_start,timer:hrtimer_expire_entry"
+	cmdline+=",irq:*,syscalls:sys_enter_write,syscalls:sys_exit_write"
 	;;
 esac
 # ONLY=a,b: run only the listed programs whose name contains a or b.

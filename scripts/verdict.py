@@ -373,8 +373,9 @@ def main():
 
     shown = 0
     for i in splats:
-        msg = KMSG.search(lines[i]).group(1)
-        problems.append(f"kernel splat: {msg.strip()}")
+        msg = KMSG.search(lines[i]).group(1).strip()
+        site = fault_site(lines, i)
+        problems.append(f"kernel splat: {msg}" + (f" ({site})" if site else ""))
         if shown < 5:
             shown += 1
             print(f"---- kernel splat at {a.log}:{i + 1} ----")
@@ -394,6 +395,26 @@ def main():
     else:
         print(f"{a.name}: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
+
+
+# fault_site(lines, i): where the splat starting at lines[i] happened,
+# from its register dump ("RIP: hrtimer_try_to_cancel+0xaa/0x100" on x86,
+# "pc : ..." on arm64), for the one-line FAIL message that outlives a cut
+# log; None when the next lines have none before another splat starts.
+SITE = re.compile(r"\b(?:RIP: (?:[0-9a-f]{4}:)?|pc : )(\S+)")
+
+
+def fault_site(lines, i):
+    for l in lines[i + 1: i + 30]:
+        m = KMSG.search(l)
+        if not m:
+            continue
+        if SPLAT.search(m.group(1)):
+            return None
+        s = SITE.search(m.group(1))
+        if s:
+            return ("RIP: " if "RIP" in s.group(0) else "pc: ") + s.group(1)
+    return None
 
 
 if __name__ == "__main__":
