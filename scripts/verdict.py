@@ -51,6 +51,8 @@ SPLATS = [
     r"list_(add|del) corruption",
 ]
 SPLAT = re.compile("|".join(SPLATS))
+# a splat's faulting instruction: x86's "RIP: 0010:f+0x1/0x2", arm64's "pc : f+0x1/0x2"
+SITE = re.compile(r"\b(RIP|pc) ?: (?:[0-9a-f]{4}:)?(\S+)")
 # guest/init's console watchdog: the UART sent nothing for a while
 # KCSAN: "BUG: KCSAN: data-race in a / b" (the two accesses' functions) or
 # "BUG: KCSAN: data-race in a+0x12/0x40" (one access, the other unknown)
@@ -401,9 +403,6 @@ def main():
 # from its register dump ("RIP: hrtimer_try_to_cancel+0xaa/0x100" on x86,
 # "pc : ..." on arm64), for the one-line FAIL message that outlives a cut
 # log; None when the next lines have none before another splat starts.
-SITE = re.compile(r"\b(?:RIP: (?:[0-9a-f]{4}:)?|pc : )(\S+)")
-
-
 def fault_site(lines, i):
     for l in lines[i + 1: i + 30]:
         m = KMSG.search(l)
@@ -413,7 +412,7 @@ def fault_site(lines, i):
             return None
         s = SITE.search(m.group(1))
         if s:
-            return ("RIP: " if "RIP" in s.group(0) else "pc: ") + s.group(1)
+            return f"{s.group(1)}: {s.group(2)}"
     return None
 
 
