@@ -24,7 +24,7 @@ help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
 	@echo
 	@echo '  make check          everything: series checks, the normal, GKI-style arm64, debug and KCSAN'
-	@echo '                      kernels, the 6.12 normal and PREEMPT_RT kernels, their boots,'
+	@echo '                      kernels, the 6.12 PREEMPT_RT kernel, their boots,'
 	@echo '                      the accounting stress, verdict (what CI runs)'
 	@echo '  make demo           build and boot the patched kernel: ftmmap stream and ftmmap stats'
 	@echo '                      on a live workload on every CPU'

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Build every prefix of the series (base + patches 1..k) so that the series
-# is bisectable: the kernel (vmlinux, normal config) in $BUILD/obj/bisect and,
-# where the prefix has them, the ring-buffer kselftests.
+# is bisectable: the kernel (vmlinux, normal config unless BISECT_FLAVOUR) in
+# $BUILD/obj/bisect and, where the prefix has them, the ring-buffer
+# kselftests.
 #
 #   bisect.sh [--skip-head]   --skip-head: the full series is built elsewhere
 #
+# BISECT_FLAVOUR=rt (or another flavour of kernel.sh) builds the prefixes
+# with that flavour's config instead, from its kernel's objects.
+#
 # Prefixes are built from the last to the first, starting from a copy of the
-# normal kernel's objects: each step then only rebuilds what one patch
+# flavour's kernel objects: each step then only rebuilds what one patch
 # changed.  A prefix whose kernel sources equal an already built one (a patch
 # of documentation or tests only) is not built again.  A prefix that differs
 # from the one built before it only in .c files, each compiled into one
@@ -18,6 +22,7 @@ set -euo pipefail
 need_tree
 
 skip_head=0
+flavour=${BISECT_FLAVOUR:-normal}
 [ "${1:-}" != --skip-head ] || skip_head=1
 [ -z "$(sgit status --porcelain)" ] ||
 	die "$SRC has uncommitted changes: commit or stash them before the bisect build"
@@ -52,15 +57,15 @@ patch_name() { # K: the queue file of patch K, or its subject
 	echo "${f:-$(sgit log -1 --format=%s "${commits[$1 - 1]}")}"
 }
 
-# Start from a copy of the normal kernel's objects (built at the head).  The
+# Start from a copy of the flavour's kernel objects (built at the head).  The
 # tools build (objtool) records absolute paths: point them at the copy,
 # keeping the files' times, or objtool and then everything is rebuilt.
 rm -rf "$OBJ/bisect" "$OBJ/bisect-headers" "$OBJ/bisect-kselftest"
-if [ -f "$OBJ/normal/vmlinux" ]; then
-	note "seeding ${OBJ#"$TOP"/}/bisect from ${OBJ#"$TOP"/}/normal"
-	cp -a "$OBJ/normal" "$OBJ/bisect"
-	grep -rlIZ --exclude='*.o' -F "$OBJ/normal" "$OBJ/bisect" | while IFS= read -r -d '' f; do
-		sed "s|$OBJ/normal|$OBJ/bisect|g" "$f" >"$f.tmp"
+if [ -f "$OBJ/$flavour/vmlinux" ]; then
+	note "seeding ${OBJ#"$TOP"/}/bisect from ${OBJ#"$TOP"/}/$flavour"
+	cp -a "$OBJ/$flavour" "$OBJ/bisect"
+	grep -rlIZ --exclude='*.o' -F "$OBJ/$flavour" "$OBJ/bisect" | while IFS= read -r -d '' f; do
+		sed "s|$OBJ/$flavour|$OBJ/bisect|g" "$f" >"$f.tmp"
 		touch -r "$f" "$f.tmp"
 		chmod --reference="$f" "$f.tmp"
 		mv "$f.tmp" "$f"
@@ -126,7 +131,7 @@ build_kernel() {
 			note "${objs[*]}: not the symbols of prefix $linked_k, linking"
 		fi
 	fi
-	"$TOP/scripts/kernel.sh" normal bisect vmlinux || return 1
+	"$TOP/scripts/kernel.sh" "$flavour" bisect vmlinux || return 1
 	linked_at=$c linked_k=$k
 }
 
@@ -170,7 +175,7 @@ if [ -n "$failed" ]; then
        (build log: $LOGS/bisect-$failed*.log)"
 fi
 if [ "$skip_head" = 1 ]; then
-	say "bisect: every prefix builds (1..$last here, the full series as the normal kernel)"
+	say "bisect: every prefix builds (1..$last here, the full series as the $flavour kernel)"
 else
 	say "bisect: every prefix builds"
 fi

@@ -21,7 +21,8 @@
 # RUN_NAME (the logs' name: FLAVOUR, or "other" with KERNEL; bench.sh boots
 # several at once), APPEND (more kernel command line), ALLOW_NO_TESTS=1 (no ring-buffer
 # kselftest is not a failure), ONLY (check: only the listed programs whose
-# name contains one of these, comma-separated), BOOT_EVENTS=0 (no
+# name contains one of these, comma-separated), SKIP (check: none of the
+# listed programs whose name contains one of these), BOOT_EVENTS=0 (no
 # trace_event= on the command line: the top level buffer is left unused),
 # VERDICT_ARGS (more arguments for scripts/verdict.py), V=1 (show the whole
 # console while it runs).
@@ -114,6 +115,8 @@ check-1 | trace-1 | demo-1)
 esac
 # ONLY=a,b: run only the listed programs whose name contains a or b.
 [ -z "${ONLY:-}" ] || cmdline+=" ftmmap.only=$ONLY"
+# SKIP=a,b: none of the listed programs whose name contains a or b.
+[ -z "${SKIP:-}" ] || cmdline+=" ftmmap.skip=$SKIP"
 # Under TCG the x86 guest's TSC is unstable, and at late_initcall the
 # kernel switches the trace clock from local to global while those events
 # record. An event that then sees the time go back prints "Ring buffer
@@ -232,6 +235,7 @@ esac
 if [ "$mode" = check ]; then
 	vargs+=(--tests "$GUEST/tests.list" --smp "$SMP")
 	[ -z "${ONLY:-}" ] || vargs+=(--only "$ONLY")
+	[ -z "${SKIP:-}" ] || vargs+=(--skip "$SKIP")
 	[ "${ALLOW_NO_TESTS:-0}" = 1 ] || [ -n "${ONLY:-}" ] || vargs+=(--require ring-buffer/)
 else
 	vargs+=(--splats-only)

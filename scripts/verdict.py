@@ -214,6 +214,8 @@ def main():
     ap.add_argument("--smp", type=int, help="fail unless the guest saw this many CPUs")
     ap.add_argument("--only", help="the guest ran only the listed programs whose "
                     "name contains one of these (comma-separated, as ftmmap.only=)")
+    ap.add_argument("--skip", help="the guest ran none of the listed programs whose "
+                    "name contains one of these (comma-separated, as ftmmap.skip=)")
     ap.add_argument("--known-races", metavar="FILE",
                     help="KCSAN reports listed here (base-kernel races, with the "
                     "reason) are shown but not failures")
@@ -244,6 +246,9 @@ def main():
             expected = [l.lstrip("?") for l in expected if any(k in l for k in keys)]
         else:
             expected = [l for l in expected if not l.startswith("?")]
+        if a.skip:
+            keys = a.skip.split(",")
+            expected = [l for l in expected if not any(k in l for k in keys)]
 
     if not a.splats_only:
         for name in expected + [n for n in order if n not in expected]:
