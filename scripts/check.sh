@@ -3,27 +3,30 @@
 #
 # First, one after the other: deps -> check.sh's own test
 # (check-selftest.sh) -> tree -> series (apply, checkpatch) -> normal
-# kernel -> guest programs.  Then two chains side by side:
+# kernel -> guest programs.  Then three chains side by side:
 #
-#   the builds (nice 19)          the boots, each when its kernel is built
-#   debug kernel                  boot normal, boot fresh, trace-check,
-#   6.12 PREEMPT_RT kernel,         boot stress (the accounting loads)
-#     guest                       boot debug
-#   gki (arm64): kernel, guest    boot 6.12 rt, Debian's stock 6.12 kernel
-#   bisect (6.1)                    with the consumer tool's tests and
-#   kcsan kernel                    trace-check
-#   lint (W=1, sparse)            boot gki
-#                                 boot kcsan (scripts/kcsan.sh --boot)
+#   the boots, each when its     the 6.1 builds (nice 19)  the 6.12 builds (nice 19)
+#   kernel is built
+#   boot normal, boot fresh,     debug kernel              6.12 tree (unpacked),
+#     trace-check, boot stress   gki (arm64): kernel,        series (applied,
+#     (the accounting loads)       guest                     checkpatch)
+#   boot debug                   bisect (6.1)              6.12 PREEMPT_RT kernel,
+#   boot 6.12 rt, Debian's       kcsan kernel                guest
+#     stock 6.12 kernel with     lint (W=1, sparse)        bisect (6.12)
+#     the consumer tool's tests                            kernel/trace/ of 6.12,
+#     and trace-check                                        normal config
+#   boot gki                                               config matrix
+#   boot kcsan                                             bench plots
+#     (scripts/kcsan.sh --boot)
 #
-# and a third chain beside them (nice 19 too): the 6.12 tree (unpacked)
-# and series (applied, checkpatch), which the 6.12 kernel waits for; then,
-# once the 6.12 PREEMPT_RT kernel is built (the one built from the 6.12
-# tree), bisect (6.12), config matrix, bench plots (the committed plots
-# are those of docs/bench/results.csv).  Those stages use one core most
-# of the time (xz, checkpatch, a bisect step's link, a configure run); the
-# check is bound by the CPUs, so beside the kernels they gain only what a
-# core would have left idle (a fresh clone: 55m41s, 58m12s with two
-# chains; machines of this kind differ by minutes from run to run).
+# The committed bench plots are those of docs/bench/results.csv.  The
+# chains of builds share no tree: the 6.1 bisect checks out the prefixes
+# in the 6.1 tree, which the 6.1 kernels before and after it build from,
+# the 6.12 bisect in the 6.12 tree, and the matrix has its own work tree.
+# The check is bound by the CPUs: moving stages between chains gains only
+# what a core would have left idle (fresh clones: 55m41s with three
+# chains, 58m12s with two; machines of this kind differ by minutes from
+# run to run, and some are slower by half).
 #
 # A boot keeps QEMU's threads on less than one of the two cores of a CI
 # machine (0.8: 117 s of CPU in a 155 s normal boot); the builds take the
@@ -175,6 +178,17 @@ tests_612() {
 arm64_guest() {
 	"$S/tests.sh" arm64 && "$S/initramfs.sh" arm64
 }
+# The 6.12 series as most build it, without PREEMPT_RT and lockdep:
+# kernel/trace/ compiled with the normal config, and no warning there (the
+# RT kernel is the one 6.12 kernel the check builds whole).
+compile_612() {
+	local log=$BUILD/logs-6.12/build-trace.log
+	SERIES=6.12 "$S/kernel.sh" normal trace kernel/trace/ || return
+	if grep -E 'kernel/trace/[^ ]*: warning:' "$log"; then
+		echo "check: warnings in kernel/trace/ of the 6.12 series, normal config (see $log)"
+		return 1
+	fi
+}
 
 # The kernels the boots wait for: $STATE/ready-NAME once built.
 ready() { touch "$STATE/ready-$1"; }
@@ -192,16 +206,6 @@ if [ "$chain" = builds ]; then
 	[ ! -w /proc/self/autogroup ] || echo 19 >/proc/self/autogroup
 	stage kernel-debug "$S/kernel.sh" debug
 	ready debug
-	# the 6.12 tree and its series: the third chain's first stages
-	await tree-6.12 builds-failed || exit 1
-	# The mainline series' kernel: PREEMPT_RT with lockdep
-	# (config/rt.config), its one build in the check.  A normal 6.12 build
-	# booted the same tests: it went, to keep the check in its time.  The
-	# 6.12 bisect starts from this kernel's objects, and Debian's stock
-	# 6.12 kernel runs the tool's tests on mainline without RT.
-	stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
-	stage tests-6.12 tests_612
-	ready 6.12
 	# arm64 as Android's GKI builds it: clang, CFI, shadow call stacks,
 	# ThinLTO, full preemption, hardening (config/gki.config); Debian's
 	# arm64 config, built with gcc, is in the matrix
@@ -220,16 +224,26 @@ if [ "$chain" = builds ]; then
 	exit 0
 fi
 if [ "$chain" = builds2 ]; then
+	trap 'touch "$STATE/builds2-done"' EXIT
 	[ ! -w /proc/self/autogroup ] || echo 19 >/proc/self/autogroup
 	# beside the debug kernel: unpacking and checkpatch use one core
 	stage tree-6.12 env SERIES=6.12 "$S/tree.sh" --sync
 	stage series-6.12 series_612
-	ready tree-6.12
+	# The mainline series' kernel: PREEMPT_RT with lockdep
+	# (config/rt.config), its one build in the check.  A normal 6.12 build
+	# booted the same tests: it went, to keep the check in its time.  The
+	# 6.12 bisect starts from this kernel's objects, and Debian's stock
+	# 6.12 kernel runs the tool's tests on mainline without RT.  Here, not
+	# in the chain of the 6.1 kernels, so that neither chain is alone at
+	# the end: the 6.1 kernels, its bisect and the KCSAN kernel are most of
+	# the check.
+	stage kernel-6.12-rt env SERIES=6.12 "$S/kernel.sh" rt
+	stage tests-6.12 tests_612
+	ready 6.12
 	# bisect-6.12 checks out the prefixes in the 6.12 tree: after its
-	# kernel (whose objects it starts from); nothing when the builds ended
-	# before it
-	await 6.12 builds-done || exit 0
+	# kernel, whose objects it starts from
 	stage bisect-6.12 env SERIES=6.12 BISECT_FLAVOUR=rt "$S/bisect.sh" --skip-head
+	stage compile-6.12 compile_612
 	# its own work tree of the 6.1 repository (build/matrix/src)
 	stage matrix "$S/matrix.sh"
 	stage bench-plots python3 "$S/bench-report.py" --check "$TOP/docs/bench"
@@ -298,8 +312,9 @@ boot_stress() {
 # programs, which drive every path of the mapping (map, GET_READER, reset,
 # resize and rmdir refused, poll, splice, hotplug, losses).  The consumer
 # tool's own tests (ftmmap_test.sh) were 472 s of its 835 s of guest time
-# under KASAN and lockdep; they run on the normal, GKI and stock kernels.
-boot_debug() { SKIP=tests/ftmmap_test boot_stage debug; }
+# under KASAN and lockdep, and map_test again as a 32-bit program 84 s:
+# they run on the normal kernel (and the tool's on the GKI and stock ones).
+boot_debug() { SKIP=tests/ftmmap_test,compat_map_test boot_stage debug; }
 boot_stock() { counted_stage "boot stock 6.12" "$BUILD/logs-6.12/stock-check.counts" stock_612_boot; }
 # and trace-check.sh's comparison with trace-cmd report on that kernel
 boot_trace_check_stock() {
@@ -313,9 +328,9 @@ boot_kcsan() { counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh" --bo
 pending=(normal:normal normal:fresh normal:trace_check normal:stress debug:debug
 	6.12:rt 6.12:stock 6.12:trace_check_stock gki:gki kcsan:kcsan)
 while [ ${#pending[@]} != 0 ]; do
-	# builds-done first: once it is there, no more kernels come
+	# the chains' ends first: once both are there, no more kernels come
 	done=0
-	[ ! -e "$STATE/builds-done" ] || done=1
+	[ ! -e "$STATE/builds-done" ] || [ ! -e "$STATE/builds2-done" ] || done=1
 	next=''
 	for i in "${!pending[@]}"; do
 		if [ -e "$STATE/ready-${pending[$i]%%:*}" ]; then
