@@ -192,13 +192,6 @@ compile_612() {
 
 # The kernels the boots wait for: $STATE/ready-NAME once built.
 ready() { touch "$STATE/ready-$1"; }
-# await NAME STOP: wait for ready-NAME; status 1 once $STATE/STOP is there
-await() {
-	until [ -e "$STATE/ready-$1" ]; do
-		[ ! -e "$STATE/$2" ] || return 1
-		sleep 2
-	done
-}
 
 if [ "$chain" = builds ]; then
 	trap 'touch "$STATE/builds-done"' EXIT
