@@ -59,6 +59,8 @@ SITE = re.compile(r"\b(RIP|pc) ?: (?:[0-9a-f]{4}:)?(\S+)")
 KCSAN = re.compile(r"BUG: KCSAN: (.+?) in (.+)$")
 KCSAN_SELFTEST = re.compile(r"kcsan: selftest: (\d+)/(\d+) tests passed")
 CONSOLE_QUIET = re.compile(r"ftmmap: console: no byte sent for (\d+) s")
+# kernel/sched/clock.c turning on its static key __sched_clock_stable
+SCHED_CLOCK_STABLE = re.compile(r"sched_clock: Marking stable")
 KSFT_SKIP = 4
 
 
@@ -228,6 +230,11 @@ def main():
                          "a function of --touched is a note, not a failure")
     ap.add_argument("--kcsan-selftest", action="store_true",
                     help="fail unless KCSAN's boot selftest reported all passed")
+    ap.add_argument("--no-stable-sched-clock", action="store_true",
+                    help="fail when the kernel marked its sched_clock stable: code "
+                    "patched with the other vCPUs running, which can kill a TCG "
+                    "guest (boot.sh boots x86 guests of several vCPUs with "
+                    "tsc=unstable to prevent it)")
     ap.add_argument("--splats-only", action="store_true",
                     help="only check for kernel splats and the end of the run (demo, bench)")
     a = ap.parse_args()
@@ -298,6 +305,13 @@ def main():
             elif rc != 0:
                 problems.append(f"{name}: exited with status {rc}")
 
+    if a.no_stable_sched_clock:
+        for i, line in enumerate(lines):
+            if SCHED_CLOCK_STABLE.search(line):
+                problems.append("the kernel marked its sched_clock stable with the other "
+                                "vCPUs running (a static key turned on: code patched under "
+                                f"TCG, which can kill the guest) at {a.log}:{i + 1}")
+                break
     if a.smp and cpus is not None and cpus != a.smp:
         problems.append(f"the guest saw {cpus} CPUs, not {a.smp}")
     if a.silent:
