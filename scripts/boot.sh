@@ -151,7 +151,7 @@ esac
 # verdict fails a guest whose kernel marked its sched_clock stable anyway.
 # One vCPU has nothing to race: bench-tools.sh's guest keeps a stable TSC.
 patch_guard=0
-if [ "$KARCH" = x86_64 ] && [ "${SMP%%,*}" -gt 1 ]; then
+if [ "$KARCH" = x86_64 ] && [ "$SMP" -gt 1 ]; then
 	cmdline+=" tsc=unstable"
 	patch_guard=1
 fi
