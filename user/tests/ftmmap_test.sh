@@ -338,7 +338,6 @@ else
 fi
 
 if [ "$part" = all ]; then
-
 # 19-25: bad input: exit 2, one line, nothing changed
 one_error "unknown option" $FTMMAP stream --bogus
 one_error "unknown event" $FTMMAP stream -e sched:no_such_event
