@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * For the tests that load a module of user/kmod/: the value of one of its
- * parameters, which the modules also use to give results back.
+ * parameters, which the modules also use to give results back, and where
+ * a function of the kernel is (for the modules' breakpoints).
  */
 #ifndef KMOD_COMMON_H
 #define KMOD_COMMON_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* /sys/module/@module/parameters/@name as a number, -1 if unreadable */
 static inline long long kmod_param(const char *module, const char *name)
@@ -24,6 +27,45 @@ static inline long long kmod_param(const char *module, const char *name)
 		fclose(f);
 	}
 	return v;
+}
+
+/*
+ * The address of @name in /proc/kallsyms and its size, up to the next
+ * symbol of the kernel's text: false if not found.
+ */
+static inline bool kallsyms_range(const char *name, unsigned long long *addr,
+				  unsigned long long *size)
+{
+	unsigned long long a, next = ~0ULL;
+	char type, sym[256], line[512];
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return false;
+	*addr = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) != 3)
+			continue;
+		if (!found && !strcmp(sym, name) && (type == 't' || type == 'T')) {
+			*addr = a;
+			found = true;
+		}
+	}
+	if (found) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 &&
+			    a > *addr && a < next)
+				next = a;
+		}
+	}
+	fclose(f);
+	if (!found || !*addr || next == ~0ULL)
+		return false;
+	*size = next - *addr;
+	return true;
 }
 
 #endif /* KMOD_COMMON_H */

@@ -37,45 +37,6 @@
 #define CPU		0
 #define FUNC		"__rb_get_reader_page"
 
-/*
- * The address of @name in /proc/kallsyms and its size, up to the next
- * symbol of the kernel's text: false if not found.
- */
-static bool kallsyms_range(const char *name, unsigned long long *addr,
-			   unsigned long long *size)
-{
-	unsigned long long a, next = ~0ULL;
-	char type, sym[256], line[512];
-	bool found = false;
-	FILE *f;
-
-	f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return false;
-	*addr = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &a, &type, sym) != 3)
-			continue;
-		if (!found && !strcmp(sym, name) && (type == 't' || type == 'T')) {
-			*addr = a;
-			found = true;
-		}
-	}
-	if (found) {
-		rewind(f);
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 &&
-			    a > *addr && a < next)
-				next = a;
-		}
-	}
-	fclose(f);
-	if (!found || !*addr || next == ~0ULL)
-		return false;
-	*size = next - *addr;
-	return true;
-}
-
 FIXTURE(rb) {
 	struct rb_seq	b;
 };

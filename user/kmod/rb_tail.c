@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_tail: have readers take every page of a full ring out, the writer's
+ * own page last, while that writer is in rb_move_tail() between loading
+ * the page after its tail page and looking whether its tail page has
+ * become the reader page. Loaded by tests/rb_tail_skip, which maps the
+ * instance's buffer of the CPU it runs on (and stays there), and reads the
+ * results back from /sys/module/rb_tail/parameters/.
+ *
+ * The page the writer loaded was the head, and the first swap put the
+ * reader's old page in its place: the writer must move to that page (the
+ * head now), not to the one it loaded, which lies one page further.
+ *
+ * A writer stalled that long needs its vCPU preempted by the host, an SMI,
+ * or an NMI that runs long. The module is that: a hardware breakpoint on
+ * the instruction of rb_move_tail() (@func, @size bytes, from
+ * /proc/kallsyms) that masks the flags off the page pointer it just loaded
+ * (x86: #DB, taken like an NMI) waits there while a work item on another
+ * CPU calls TRACE_MMAP_IOCTL_GET_READER @ring_pages times.
+ *
+ * On the CPU that loads it, into the buffer of the instance:
+ *  1. @prelim events of 8 bytes (a sequence number): the ring laps and is
+ *     full, the head right after the writer's page;
+ *  2. the work item queued on another CPU, waiting for the handler;
+ *  3. the breakpoint armed, and with interrupts off (no other buffer's
+ *     writer on this CPU meets it), events until one moves to the next
+ *     page and hits it;
+ *  4. events until the writer has overwritten @ring_pages + 1 pages of
+ *     events more: once round the ring, over the page the readers left.
+ * It counts the pages overwritten (@moves): those after which the overrun
+ * grew. The test then polls the buffer, full. The init returns 0 when it
+ * got that far; the test unloads it.
+ */
+#include <linux/hw_breakpoint.h>
+#include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/ring_buffer.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/trace_mmap.h>
+
+#include "rb_instance.h"
+
+#define WAIT_NS		(10 * NSEC_PER_SEC)	/* bound on each wait */
+#define WRITE_MAX	100000			/* bound on the events of 4 */
+
+static char *instance = "rb_tail_skip";
+module_param(instance, charp, 0444);
+MODULE_PARM_DESC(instance, "the trace instance to write into");
+
+static uint prelim = 1024;
+module_param(prelim, uint, 0444);
+MODULE_PARM_DESC(prelim, "events written before the breakpoint is armed");
+
+static uint ring_pages;
+module_param(ring_pages, uint, 0444);
+MODULE_PARM_DESC(ring_pages, "pages of the ring, not counting the reader page");
+
+static ulong func;
+module_param(func, ulong, 0444);
+MODULE_PARM_DESC(func, "address of rb_move_tail()");
+
+static uint size;
+module_param(size, uint, 0444);
+MODULE_PARM_DESC(size, "its size in bytes");
+
+/* Results */
+static ulong written;		/* events the buffer took */
+module_param(written, ulong, 0444);
+static uint moves;		/* pages overwritten with events on them */
+module_param(moves, uint, 0444);
+static uint offset;		/* of the breakpoint in rb_move_tail() */
+module_param(offset, uint, 0444);
+static uint hits;		/* handler runs that waited for the readers */
+module_param(hits, uint, 0444);
+static uint swaps;		/* GET_READER calls that returned 0 */
+module_param(swaps, uint, 0444);
+static int get_reader = 1;	/* what the last of them returned */
+module_param(get_reader, int, 0444);
+static int cpu = -1;		/* the CPU buffer written */
+module_param(cpu, int, 0444);
+static int reader_cpu = -1;	/* the CPU of the work item */
+module_param(reader_cpu, int, 0444);
+
+static struct trace_buffer *buffer;
+static struct file *pipe;
+static struct task_struct *writer;
+static bool armed, go, stop, done, late;
+
+static void rb_tail_reader(struct work_struct *work)
+{
+	u64 deadline = ktime_get_mono_fast_ns() + WAIT_NS;
+	uint i;
+
+	/* Pairs with the smp_store_release() of the handler */
+	while (!smp_load_acquire(&go)) {
+		if (READ_ONCE(stop) || ktime_get_mono_fast_ns() > deadline)
+			goto out;
+		cpu_relax();
+	}
+	for (i = 0; i < ring_pages; i++) {
+		get_reader = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
+		if (get_reader)
+			break;
+		swaps++;
+	}
+out:
+	/* Pairs with the smp_load_acquire() of the handler */
+	smp_store_release(&done, true);
+}
+
+static DECLARE_WORK(reader_work, rb_tail_reader);
+
+/* One event; a page overwritten if the overrun grew */
+static int rb_tail_write(void)
+{
+	unsigned long overrun = ring_buffer_overrun_cpu(buffer, cpu);
+	int ret;
+
+	ret = rb_write_seq(buffer, 1, &written);
+	if (!ret && ring_buffer_overrun_cpu(buffer, cpu) != overrun)
+		moves++;
+	return ret;
+}
+
+static void rb_tail_hit(struct perf_event *bp, struct perf_sample_data *data,
+			struct pt_regs *regs)
+{
+	u64 deadline;
+
+	if (!READ_ONCE(armed) || current != writer)
+		return;
+	WRITE_ONCE(armed, false);
+	hits++;
+
+	smp_store_release(&go, true);
+	deadline = ktime_get_mono_fast_ns() + WAIT_NS;
+	while (!smp_load_acquire(&done) && ktime_get_mono_fast_ns() < deadline)
+		cpu_relax();
+	late = !done;
+}
+
+#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
+/*
+ * and $-4, r64 (REX.W 83 /4 ib, a register operand): the first one of
+ * rb_move_tail() masks the flags off tail_page->list.next, the next page.
+ */
+static bool is_and_minus4(const u8 *p)
+{
+	return (p[0] & 0xfe) == 0x48 && p[1] == 0x83 && (p[2] & 0xf8) == 0xe0 &&
+	       p[3] == 0xfc;
+}
+
+static struct perf_event *arm_breakpoint(void)
+{
+	struct perf_event_attr attr;
+	const u8 *p = (const u8 *)func;
+
+	for (offset = 0; offset + 4 <= size; offset++) {
+		if (!is_and_minus4(p + offset))
+			continue;
+		hw_breakpoint_init(&attr);
+		attr.bp_addr = func + offset;
+		attr.bp_len = sizeof(long);	/* what x86 takes for X */
+		attr.bp_type = HW_BREAKPOINT_X;
+		return perf_event_create_kernel_counter(&attr, cpu, NULL,
+							rb_tail_hit, NULL);
+	}
+	return ERR_PTR(-ENOENT);
+}
+#else
+static struct perf_event *arm_breakpoint(void)
+{
+	return ERR_PTR(-EOPNOTSUPP);	/* the instruction scan is x86-64's */
+}
+#endif
+
+static int __init rb_tail_init(void)
+{
+	struct trace_array *tr;
+	struct perf_event *bp;
+	unsigned long flags;
+	uint before;
+	ulong bound;
+	int ret;
+
+	if (!func || !size || !ring_pages)
+		return -EINVAL;
+
+	/* The test keeps the task on this CPU */
+	cpu = raw_smp_processor_id();
+	writer = current;
+	reader_cpu = cpumask_any_but(cpu_online_mask, cpu);
+	if (reader_cpu >= nr_cpu_ids)
+		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
+
+	ret = rb_instance_open(instance, cpu, &tr, &pipe);
+	if (ret)
+		return ret;
+	buffer = tr->array_buffer.buffer;
+
+	while (written < prelim) {
+		ret = rb_tail_write();
+		if (ret)
+			goto out;
+	}
+
+	bp = arm_breakpoint();
+	if (IS_ERR(bp)) {
+		ret = PTR_ERR(bp);
+		goto out;
+	}
+
+	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
+	WRITE_ONCE(armed, true);
+	/* A page holds fewer than @prelim events: a move comes before that */
+	local_irq_save(flags);
+	for (bound = written + prelim; !hits && written < bound;) {
+		ret = rb_tail_write();
+		if (ret)
+			break;
+	}
+	local_irq_restore(flags);
+	WRITE_ONCE(armed, false);
+	WRITE_ONCE(stop, true);		/* the work item ends if it still waits */
+	flush_work(&reader_work);
+	perf_event_release_kernel(bp);
+
+	if (ret)
+		goto out;
+
+	before = moves;
+	for (bound = written + WRITE_MAX; moves - before <= ring_pages && written < bound;) {
+		ret = rb_tail_write();
+		if (ret)
+			goto out;
+	}
+
+	if (smp_processor_id() != cpu)
+		ret = -EAGAIN;	/* the test's affinity did not hold */
+	else if (!hits)
+		ret = -ENODATA;	/* the breakpoint never fired */
+	else if (late)
+		ret = -ETIMEDOUT;	/* the writer went on before the readers were done */
+	else if (moves - before <= ring_pages)
+		ret = -ERANGE;		/* the buffer took WRITE_MAX: never lapped */
+out:
+	rb_instance_close(tr, pipe);
+	return ret;
+}
+
+static void __exit rb_tail_exit(void)
+{
+}
+
+module_init(rb_tail_init);
+module_exit(rb_tail_exit);
+MODULE_DESCRIPTION("Readers that take the ring out under a writer changing pages");
+MODULE_LICENSE("GPL");
