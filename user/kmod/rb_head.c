@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_head: have a reader swap out the new head while the writer that set
+ * it has not yet taken the UPDATE flag off the pointer into the page it
+ * moved the head off, and have a writer interrupt it right then. Loaded
+ * by tests/rb_head_flag, which maps the instance's buffer of the CPU it
+ * runs on (and stays there), and reads the results back from
+ * /sys/module/rb_head/parameters/.
+ *
+ * A writer moves the head off a full page in three cmpxchg()s: the
+ * pointer into that page from HEAD to UPDATE, the pointer into the next
+ * page to HEAD, the first pointer back to NORMAL. An interrupting writer
+ * that finds the UPDATE flag sets the head itself, on the page after the
+ * one the head moved off: if a reader swapped the new head out between,
+ * that is the reader's old page, which no writer entered.
+ *
+ * The module is the interrupt, an NMI: hardware breakpoints on the 64-bit
+ * "lock cmpxchg"s of rb_move_tail() (@func, @size bytes, from
+ * /proc/kallsyms) whose memory operand is a register's address; the one
+ * that finds the UPDATE flag there is the third step. Its handler has a
+ * work item on another CPU call TRACE_MMAP_IOCTL_GET_READER, waits for it
+ * a while, and writes an event.
+ *
+ * The reader finds the head from where its last swap left it. So that it
+ * starts at the new head, the breakpoint acts at the @ring_pages-th head
+ * move after one GET_READER: the move off the page the reader put where
+ * the head was.
+ *
+ * On the CPU that loads it, into the buffer of the instance:
+ *  1. @prelim events of 8 bytes (a sequence number): the ring laps;
+ *  2. one GET_READER;
+ *  3. the breakpoints armed, and with interrupts off (no other buffer's
+ *     writer on this CPU meets them), events until the handler acted;
+ *  4. events until the writer has overwritten @ring_pages + 1 pages of
+ *     events more: once round the ring.
+ * The test then polls the buffer, full. The init returns 0 when it got
+ * that far; the test unloads it.
+ */
+#include <linux/hw_breakpoint.h>
+#include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/ring_buffer.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/trace_mmap.h>
+
+#include "rb_instance.h"
+
+#define READER_WAIT_NS	(200 * NSEC_PER_MSEC)	/* the handler's wait */
+#define WORK_WAIT_NS	(10 * NSEC_PER_SEC)	/* the work item's */
+#define WRITE_MAX	100000			/* bound on the events of 3, 4 */
+#define MAX_BP		4	/* x86 has four breakpoint registers */
+#define PAGE_UPDATE	2UL	/* RB_PAGE_UPDATE, in the low bits of a pointer */
+
+static char *instance = "rb_head_flag";
+module_param(instance, charp, 0444);
+MODULE_PARM_DESC(instance, "the trace instance to write into");
+
+static uint prelim = 1024;
+module_param(prelim, uint, 0444);
+MODULE_PARM_DESC(prelim, "events written before the first GET_READER");
+
+static uint ring_pages;
+module_param(ring_pages, uint, 0444);
+MODULE_PARM_DESC(ring_pages, "pages of the ring, not counting the reader page");
+
+static ulong func;
+module_param(func, ulong, 0444);
+MODULE_PARM_DESC(func, "address of rb_move_tail()");
+
+static uint size;
+module_param(size, uint, 0444);
+MODULE_PARM_DESC(size, "its size in bytes");
+
+/* Results */
+static ulong written;		/* events the buffer took */
+module_param(written, ulong, 0444);
+static uint breakpoints;	/* instructions the breakpoints are on */
+module_param(breakpoints, uint, 0444);
+static uint moves;		/* third steps the breakpoints saw */
+module_param(moves, uint, 0444);
+static uint hits;		/* handler runs that acted */
+module_param(hits, uint, 0444);
+static int swapped = -1;	/* the work item's GET_READER, if done in the wait */
+module_param(swapped, int, 0444);
+static int nested = -1;		/* what the handler's write returned */
+module_param(nested, int, 0444);
+static int cpu = -1;		/* the CPU buffer written */
+module_param(cpu, int, 0444);
+static int reader_cpu = -1;	/* the CPU of the work item */
+module_param(reader_cpu, int, 0444);
+
+static struct trace_buffer *buffer;
+static struct file *pipe;
+static struct task_struct *writer;
+static bool armed, go, stop, done;
+static int reader_ret;
+
+static void rb_head_reader(struct work_struct *work)
+{
+	u64 deadline = ktime_get_mono_fast_ns() + WORK_WAIT_NS;
+
+	/* Pairs with the smp_store_release() of the handler */
+	while (!smp_load_acquire(&go)) {
+		if (READ_ONCE(stop) || ktime_get_mono_fast_ns() > deadline)
+			return;
+		cpu_relax();
+	}
+	reader_ret = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
+	/* Pairs with the smp_load_acquire() of the handler */
+	smp_store_release(&done, true);
+}
+
+static DECLARE_WORK(reader_work, rb_head_reader);
+
+#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
+/*
+ * lock cmpxchg r64, m64 (F0, REX.W, 0F B1, ModRM) whose memory operand is
+ * a register's address: no index, no displacement (or a zero one).
+ */
+static bool is_cmpxchg64_at_reg(const u8 *p)
+{
+	u8 mod = p[4] >> 6, rm = p[4] & 7;
+
+	if (p[0] != 0xf0 || (p[1] & 0xf8) != 0x48 || p[2] != 0x0f || p[3] != 0xb1)
+		return false;
+	if (rm == 4)			/* a SIB byte follows */
+		return false;
+	return (mod == 0 && rm != 5) || (mod == 1 && p[5] == 0);
+}
+
+static unsigned long reg_value(struct pt_regs *regs, unsigned int reg)
+{
+	switch (reg) {
+	case 0: return regs->ax;
+	case 1: return regs->cx;
+	case 2: return regs->dx;
+	case 3: return regs->bx;
+	case 5: return regs->bp;
+	case 6: return regs->si;
+	case 7: return regs->di;
+	case 8: return regs->r8;
+	case 9: return regs->r9;
+	case 10: return regs->r10;
+	case 11: return regs->r11;
+	case 12: return regs->r12;
+	case 13: return regs->r13;
+	case 14: return regs->r14;
+	case 15: return regs->r15;
+	}
+	return 0;
+}
+
+/* The flags in the pointer that the cmpxchg() at regs->ip is about to change */
+static unsigned long pointer_flags(struct pt_regs *regs)
+{
+	const u8 *p = (const u8 *)regs->ip;
+	unsigned long addr;
+
+	addr = reg_value(regs, (p[4] & 7) | ((p[1] & 1) << 3));
+	if (!addr)
+		return 0;
+	return READ_ONCE(*(unsigned long *)addr) & 3;
+}
+
+static int arm_breakpoints(struct perf_event **bp, perf_overflow_handler_t handler)
+{
+	struct perf_event_attr attr;
+	const u8 *p = (const u8 *)func;
+	unsigned int off;
+
+	for (off = 0; off + 6 <= size; off++) {
+		if (!is_cmpxchg64_at_reg(p + off))
+			continue;
+		if (breakpoints == MAX_BP)
+			return -E2BIG;
+		hw_breakpoint_init(&attr);
+		attr.bp_addr = func + off;
+		attr.bp_len = sizeof(long);	/* what x86 takes for X */
+		attr.bp_type = HW_BREAKPOINT_X;
+		bp[breakpoints] = perf_event_create_kernel_counter(&attr, cpu, NULL,
+								   handler, NULL);
+		if (IS_ERR(bp[breakpoints]))
+			return PTR_ERR(bp[breakpoints]);
+		breakpoints++;
+	}
+	return breakpoints ? 0 : -ENOENT;
+}
+#else
+static unsigned long pointer_flags(struct pt_regs *regs)
+{
+	return 0;
+}
+
+static int arm_breakpoints(struct perf_event **bp, perf_overflow_handler_t handler)
+{
+	return -EOPNOTSUPP;	/* the instruction scan is x86-64's */
+}
+#endif
+
+static void rb_head_hit(struct perf_event *bp, struct perf_sample_data *data,
+			struct pt_regs *regs)
+{
+	u64 deadline, seq;
+
+	if (!READ_ONCE(armed) || current != writer ||
+	    pointer_flags(regs) != PAGE_UPDATE || ++moves < ring_pages)
+		return;
+	WRITE_ONCE(armed, false);
+	hits++;
+
+	/* The new head is set: let the reader try to swap it out */
+	smp_store_release(&go, true);
+	deadline = ktime_get_mono_fast_ns() + READER_WAIT_NS;
+	while (!smp_load_acquire(&done) && ktime_get_mono_fast_ns() < deadline)
+		cpu_relax();
+	/* Not done: it waits for the head move to end */
+	swapped = smp_load_acquire(&done) ? reader_ret : -ETIMEDOUT;
+
+	/* The interrupting writer: the page it writes on is full too */
+	seq = written;
+	nested = ring_buffer_write(buffer, sizeof(seq), &seq);
+	if (!nested)
+		written++;
+}
+
+/* One event; a page overwritten if the overrun grew */
+static int rb_head_write(uint *pages)
+{
+	unsigned long overrun = ring_buffer_overrun_cpu(buffer, cpu);
+	int ret;
+
+	ret = rb_write_seq(buffer, 1, &written);
+	if (!ret && ring_buffer_overrun_cpu(buffer, cpu) != overrun)
+		(*pages)++;
+	return ret;
+}
+
+static int __init rb_head_init(void)
+{
+	struct perf_event *bp[MAX_BP] = {};
+	struct trace_array *tr;
+	unsigned long flags;
+	uint i, lost = 0;
+	ulong bound;
+	int ret;
+
+	if (!func || !size || !ring_pages)
+		return -EINVAL;
+
+	/* The test keeps the task on this CPU */
+	cpu = raw_smp_processor_id();
+	writer = current;
+	reader_cpu = cpumask_any_but(cpu_online_mask, cpu);
+	if (reader_cpu >= nr_cpu_ids)
+		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
+
+	ret = rb_instance_open(instance, cpu, &tr, &pipe);
+	if (ret)
+		return ret;
+	buffer = tr->array_buffer.buffer;
+
+	ret = rb_write_seq(buffer, prelim, &written);
+	if (ret)
+		goto out;
+	ret = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
+	if (ret)
+		goto out;
+
+	ret = arm_breakpoints(bp, rb_head_hit);
+	if (ret)
+		goto disarm;
+
+	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
+	WRITE_ONCE(armed, true);
+	local_irq_save(flags);
+	for (bound = written + WRITE_MAX; !hits && written < bound;) {
+		ret = rb_head_write(&lost);
+		if (ret)
+			break;
+	}
+	local_irq_restore(flags);
+	WRITE_ONCE(armed, false);
+	WRITE_ONCE(stop, true);		/* the work item ends if it still waits */
+	flush_work(&reader_work);
+	if (ret)
+		goto disarm;
+
+	lost = 0;
+	for (bound = written + WRITE_MAX; lost <= ring_pages && written < bound;) {
+		ret = rb_head_write(&lost);
+		if (ret)
+			goto disarm;
+	}
+
+	if (smp_processor_id() != cpu)
+		ret = -EAGAIN;	/* the test's affinity did not hold */
+	else if (!hits)
+		ret = -ENODATA;	/* the breakpoints never acted */
+	else if (lost <= ring_pages)
+		ret = -ERANGE;	/* the buffer took WRITE_MAX: never lapped */
+disarm:
+	for (i = 0; i < MAX_BP; i++)
+		if (!IS_ERR_OR_NULL(bp[i]))
+			perf_event_release_kernel(bp[i]);
+out:
+	rb_instance_close(tr, pipe);
+	return ret;
+}
+
+static void __exit rb_head_exit(void)
+{
+}
+
+module_init(rb_head_init);
+module_exit(rb_head_exit);
+MODULE_DESCRIPTION("A reader that swaps out the new head while the head still moves");
+MODULE_LICENSE("GPL");
