@@ -36,20 +36,18 @@
  * The test then polls the buffer, full. The init returns 0 when it got
  * that far; the test unloads it.
  */
-#include <linux/hw_breakpoint.h>
 #include <linux/module.h>
-#include <linux/perf_event.h>
 #include <linux/ring_buffer.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/trace_mmap.h>
 
+#include "rb_bp.h"
 #include "rb_instance.h"
 
 #define READER_WAIT_NS	(200 * NSEC_PER_MSEC)	/* the handler's wait */
 #define WORK_WAIT_NS	(10 * NSEC_PER_SEC)	/* the work item's */
 #define WRITE_MAX	100000			/* bound on the events of 3, 4 */
-#define MAX_BP		4	/* x86 has four breakpoint registers */
 #define PAGE_UPDATE	2UL	/* RB_PAGE_UPDATE, in the low bits of a pointer */
 
 static char *instance = "rb_head_flag";
@@ -113,7 +111,6 @@ static void rb_head_reader(struct work_struct *work)
 
 static DECLARE_WORK(reader_work, rb_head_reader);
 
-#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
 /*
  * lock cmpxchg r64, m64 (F0, REX.W, 0F B1, ModRM) whose memory operand is
  * a register's address: no index, no displacement (or a zero one).
@@ -129,6 +126,7 @@ static bool is_cmpxchg64_at_reg(const u8 *p)
 	return (mod == 0 && rm != 5) || (mod == 1 && p[5] == 0);
 }
 
+#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
 static unsigned long reg_value(struct pt_regs *regs, unsigned int reg)
 {
 	switch (reg) {
@@ -162,39 +160,10 @@ static unsigned long pointer_flags(struct pt_regs *regs)
 		return 0;
 	return READ_ONCE(*(unsigned long *)addr) & 3;
 }
-
-static int arm_breakpoints(struct perf_event **bp, perf_overflow_handler_t handler)
-{
-	struct perf_event_attr attr;
-	const u8 *p = (const u8 *)func;
-	unsigned int off;
-
-	for (off = 0; off + 6 <= size; off++) {
-		if (!is_cmpxchg64_at_reg(p + off))
-			continue;
-		if (breakpoints == MAX_BP)
-			return -E2BIG;
-		hw_breakpoint_init(&attr);
-		attr.bp_addr = func + off;
-		attr.bp_len = sizeof(long);	/* what x86 takes for X */
-		attr.bp_type = HW_BREAKPOINT_X;
-		bp[breakpoints] = perf_event_create_kernel_counter(&attr, cpu, NULL,
-								   handler, NULL);
-		if (IS_ERR(bp[breakpoints]))
-			return PTR_ERR(bp[breakpoints]);
-		breakpoints++;
-	}
-	return breakpoints ? 0 : -ENOENT;
-}
 #else
 static unsigned long pointer_flags(struct pt_regs *regs)
 {
 	return 0;
-}
-
-static int arm_breakpoints(struct perf_event **bp, perf_overflow_handler_t handler)
-{
-	return -EOPNOTSUPP;	/* the instruction scan is x86-64's */
 }
 #endif
 
@@ -224,24 +193,12 @@ static void rb_head_hit(struct perf_event *bp, struct perf_sample_data *data,
 		written++;
 }
 
-/* One event; a page overwritten if the overrun grew */
-static int rb_head_write(uint *pages)
-{
-	unsigned long overrun = ring_buffer_overrun_cpu(buffer, cpu);
-	int ret;
-
-	ret = rb_write_seq(buffer, 1, &written);
-	if (!ret && ring_buffer_overrun_cpu(buffer, cpu) != overrun)
-		(*pages)++;
-	return ret;
-}
-
 static int __init rb_head_init(void)
 {
-	struct perf_event *bp[MAX_BP] = {};
+	struct perf_event *bp[RB_BP_MAX] = {};
 	struct trace_array *tr;
 	unsigned long flags;
-	uint i, lost = 0;
+	uint first, lost = 0;
 	ulong bound;
 	int ret;
 
@@ -267,15 +224,17 @@ static int __init rb_head_init(void)
 	if (ret)
 		goto out;
 
-	ret = arm_breakpoints(bp, rb_head_hit);
-	if (ret)
+	ret = rb_bp_arm(func, size, cpu, is_cmpxchg64_at_reg, RB_BP_MAX, rb_head_hit, bp, &first);
+	if (ret < 0)
 		goto disarm;
+	breakpoints = ret;
+	ret = 0;
 
 	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
 	WRITE_ONCE(armed, true);
 	local_irq_save(flags);
 	for (bound = written + WRITE_MAX; !hits && written < bound;) {
-		ret = rb_head_write(&lost);
+		ret = rb_write_seq_lost(buffer, cpu, &written, &lost);
 		if (ret)
 			break;
 	}
@@ -288,7 +247,7 @@ static int __init rb_head_init(void)
 
 	lost = 0;
 	for (bound = written + WRITE_MAX; lost <= ring_pages && written < bound;) {
-		ret = rb_head_write(&lost);
+		ret = rb_write_seq_lost(buffer, cpu, &written, &lost);
 		if (ret)
 			goto disarm;
 	}
@@ -300,9 +259,7 @@ static int __init rb_head_init(void)
 	else if (lost <= ring_pages)
 		ret = -ERANGE;	/* the buffer took WRITE_MAX: never lapped */
 disarm:
-	for (i = 0; i < MAX_BP; i++)
-		if (!IS_ERR_OR_NULL(bp[i]))
-			perf_event_release_kernel(bp[i]);
+	rb_bp_release(bp);
 out:
 	rb_instance_close(tr, pipe);
 	return ret;

@@ -65,6 +65,22 @@ static inline int rb_write_seq(struct trace_buffer *buffer, unsigned long n,
 	return 0;
 }
 
+/*
+ * rb_write_seq() of one event, and *@pages counted up if the overrun of
+ * CPU @cpu grew with it: a page of events overwritten.
+ */
+static inline int rb_write_seq_lost(struct trace_buffer *buffer, int cpu,
+				    unsigned long *written, unsigned int *pages)
+{
+	unsigned long overrun = ring_buffer_overrun_cpu(buffer, cpu);
+	int ret;
+
+	ret = rb_write_seq(buffer, 1, written);
+	if (!ret && ring_buffer_overrun_cpu(buffer, cpu) != overrun)
+		(*pages)++;
+	return ret;
+}
+
 static inline void rb_instance_close(struct trace_array *tr, struct file *pipe)
 {
 	fput(pipe);

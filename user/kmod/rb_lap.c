@@ -25,16 +25,14 @@
  *     once round the ring, back onto the page being swapped out.
  * The init returns 0 when it got that far; the test unloads it.
  */
-#include <linux/hw_breakpoint.h>
 #include <linux/module.h>
-#include <linux/perf_event.h>
 #include <linux/ring_buffer.h>
 #include <uapi/linux/trace_mmap.h>
 
+#include "rb_bp.h"
 #include "rb_instance.h"
 
 #define LAP_MAX		100000	/* bound on the events of the handler */
-#define MAX_BP		4	/* x86 has four breakpoint registers */
 
 static char *instance = "rb_swap_lap";
 module_param(instance, charp, 0444);
@@ -79,28 +77,20 @@ static bool armed;
 static void rb_lap_hit(struct perf_event *bp, struct perf_sample_data *data,
 		       struct pt_regs *regs)
 {
-	unsigned long overrun, last;
-
 	/* Only in our own GET_READER: other buffers use the function too */
 	if (!READ_ONCE(armed) || current != reader)
 		return;
 	WRITE_ONCE(armed, false);
 	hits++;
 
-	last = ring_buffer_overrun_cpu(buffer, cpu);
+	/* The pages overwritten are full: every move adds to the overrun */
 	while (moves < lap_pages && lapped < LAP_MAX) {
-		if (rb_write_seq(buffer, 1, &written))
+		if (rb_write_seq_lost(buffer, cpu, &written, &moves))
 			return;
 		lapped++;
-		/* The pages overwritten are full: every move adds to it */
-		overrun = ring_buffer_overrun_cpu(buffer, cpu);
-		if (overrun != last)
-			moves++;
-		last = overrun;
 	}
 }
 
-#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
 /* lock cmpxchg r64, m64: F0, a REX prefix with W set, 0F B1 */
 static bool is_cmpxchg64(const u8 *p)
 {
@@ -108,42 +98,12 @@ static bool is_cmpxchg64(const u8 *p)
 	       p[3] == 0xb1;
 }
 
-static int arm_breakpoints(struct perf_event **bp)
-{
-	struct perf_event_attr attr;
-	const u8 *p = (const u8 *)func;
-	unsigned int off;
-
-	for (off = 0; off + 4 <= size; off++) {
-		if (!is_cmpxchg64(p + off))
-			continue;
-		if (breakpoints == MAX_BP)
-			return -E2BIG;
-		hw_breakpoint_init(&attr);
-		attr.bp_addr = func + off;
-		attr.bp_len = sizeof(long);	/* what x86 takes for X */
-		attr.bp_type = HW_BREAKPOINT_X;
-		bp[breakpoints] = perf_event_create_kernel_counter(&attr, cpu, NULL,
-								   rb_lap_hit, NULL);
-		if (IS_ERR(bp[breakpoints]))
-			return PTR_ERR(bp[breakpoints]);
-		breakpoints++;
-	}
-	return breakpoints ? 0 : -ENOENT;
-}
-#else
-static int arm_breakpoints(struct perf_event **bp)
-{
-	return -EOPNOTSUPP;	/* the instruction scan is x86-64's */
-}
-#endif
-
 static int __init rb_lap_init(void)
 {
-	struct perf_event *bp[MAX_BP] = {};
+	struct perf_event *bp[RB_BP_MAX] = {};
 	struct trace_array *tr;
 	struct file *pipe;
-	unsigned int i;
+	unsigned int first;
 	int ret;
 
 	if (!func || !size || !lap_pages)
@@ -162,9 +122,11 @@ static int __init rb_lap_init(void)
 	if (ret)
 		goto out;
 
-	ret = arm_breakpoints(bp);
-	if (ret)
+	ret = rb_bp_arm(func, size, cpu, is_cmpxchg64, RB_BP_MAX, rb_lap_hit, bp, &first);
+	if (ret < 0)
 		goto disarm;
+	breakpoints = ret;
+	ret = 0;
 
 	WRITE_ONCE(armed, true);
 	get_reader = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
@@ -174,9 +136,7 @@ static int __init rb_lap_init(void)
 	else if (!hits)
 		ret = -ENODATA;	/* the breakpoint never fired */
 disarm:
-	for (i = 0; i < MAX_BP; i++)
-		if (!IS_ERR_OR_NULL(bp[i]))
-			perf_event_release_kernel(bp[i]);
+	rb_bp_release(bp);
 out:
 	rb_instance_close(tr, pipe);
 	return ret;

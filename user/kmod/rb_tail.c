@@ -31,14 +31,13 @@
  * grew. The test then polls the buffer, full. The init returns 0 when it
  * got that far; the test unloads it.
  */
-#include <linux/hw_breakpoint.h>
 #include <linux/module.h>
-#include <linux/perf_event.h>
 #include <linux/ring_buffer.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/trace_mmap.h>
 
+#include "rb_bp.h"
 #include "rb_instance.h"
 
 #define WAIT_NS		(10 * NSEC_PER_SEC)	/* bound on each wait */
@@ -111,17 +110,6 @@ out:
 
 static DECLARE_WORK(reader_work, rb_tail_reader);
 
-/* One event; a page overwritten if the overrun grew */
-static int rb_tail_write(void)
-{
-	unsigned long overrun = ring_buffer_overrun_cpu(buffer, cpu);
-	int ret;
-
-	ret = rb_write_seq(buffer, 1, &written);
-	if (!ret && ring_buffer_overrun_cpu(buffer, cpu) != overrun)
-		moves++;
-	return ret;
-}
 
 static void rb_tail_hit(struct perf_event *bp, struct perf_sample_data *data,
 			struct pt_regs *regs)
@@ -140,7 +128,6 @@ static void rb_tail_hit(struct perf_event *bp, struct perf_sample_data *data,
 	late = !done;
 }
 
-#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
 /*
  * and $-4, r64 (REX.W 83 /4 ib, a register operand): the first one of
  * rb_move_tail() masks the flags off tail_page->list.next, the next page.
@@ -151,34 +138,10 @@ static bool is_and_minus4(const u8 *p)
 	       p[3] == 0xfc;
 }
 
-static struct perf_event *arm_breakpoint(void)
-{
-	struct perf_event_attr attr;
-	const u8 *p = (const u8 *)func;
-
-	for (offset = 0; offset + 4 <= size; offset++) {
-		if (!is_and_minus4(p + offset))
-			continue;
-		hw_breakpoint_init(&attr);
-		attr.bp_addr = func + offset;
-		attr.bp_len = sizeof(long);	/* what x86 takes for X */
-		attr.bp_type = HW_BREAKPOINT_X;
-		return perf_event_create_kernel_counter(&attr, cpu, NULL,
-							rb_tail_hit, NULL);
-	}
-	return ERR_PTR(-ENOENT);
-}
-#else
-static struct perf_event *arm_breakpoint(void)
-{
-	return ERR_PTR(-EOPNOTSUPP);	/* the instruction scan is x86-64's */
-}
-#endif
-
 static int __init rb_tail_init(void)
 {
+	struct perf_event *bp[RB_BP_MAX] = {};
 	struct trace_array *tr;
-	struct perf_event *bp;
 	unsigned long flags;
 	uint before;
 	ulong bound;
@@ -200,23 +163,21 @@ static int __init rb_tail_init(void)
 	buffer = tr->array_buffer.buffer;
 
 	while (written < prelim) {
-		ret = rb_tail_write();
+		ret = rb_write_seq_lost(buffer, cpu, &written, &moves);
 		if (ret)
 			goto out;
 	}
 
-	bp = arm_breakpoint();
-	if (IS_ERR(bp)) {
-		ret = PTR_ERR(bp);
-		goto out;
-	}
+	ret = rb_bp_arm(func, size, cpu, is_and_minus4, 1, rb_tail_hit, bp, &offset);
+	if (ret < 0)
+		goto disarm;
 
 	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
 	WRITE_ONCE(armed, true);
 	/* A page holds fewer than @prelim events: a move comes before that */
 	local_irq_save(flags);
 	for (bound = written + prelim; !hits && written < bound;) {
-		ret = rb_tail_write();
+		ret = rb_write_seq_lost(buffer, cpu, &written, &moves);
 		if (ret)
 			break;
 	}
@@ -224,16 +185,14 @@ static int __init rb_tail_init(void)
 	WRITE_ONCE(armed, false);
 	WRITE_ONCE(stop, true);		/* the work item ends if it still waits */
 	flush_work(&reader_work);
-	perf_event_release_kernel(bp);
-
 	if (ret)
-		goto out;
+		goto disarm;
 
 	before = moves;
 	for (bound = written + WRITE_MAX; moves - before <= ring_pages && written < bound;) {
-		ret = rb_tail_write();
+		ret = rb_write_seq_lost(buffer, cpu, &written, &moves);
 		if (ret)
-			goto out;
+			goto disarm;
 	}
 
 	if (smp_processor_id() != cpu)
@@ -244,6 +203,8 @@ static int __init rb_tail_init(void)
 		ret = -ETIMEDOUT;	/* the writer went on before the readers were done */
 	else if (moves - before <= ring_pages)
 		ret = -ERANGE;		/* the buffer took WRITE_MAX: never lapped */
+disarm:
+	rb_bp_release(bp);
 out:
 	rb_instance_close(tr, pipe);
 	return ret;
