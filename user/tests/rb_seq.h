@@ -14,6 +14,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -141,6 +142,23 @@ static inline long long rb_seq_stat(struct rb_seq *b, const char *key)
 		v = strtoll(p + strlen(key), NULL, 10);
 	free(stats);
 	return v;
+}
+
+/*
+ * poll() of the CPU's trace_pipe_raw, at once, with buffer_percent at 100
+ * (readable only when every page but the writer's holds events): what
+ * poll() returned, -1 if buffer_percent could not be set.
+ */
+static inline int rb_seq_poll_full(struct rb_seq *b, short *revents)
+{
+	struct pollfd pfd = { .fd = b->fd, .events = POLLIN };
+	int ret;
+
+	if (tracefs_instance_file_write(b->inst, "buffer_percent", "100") <= 0)
+		return -1;
+	ret = poll(&pfd, 1, 0);
+	*revents = pfd.revents;
+	return ret;
 }
 
 /* Events of RB_SEQ_EVENT_BYTES a sub-buffer holds, with room for a count */

@@ -28,7 +28,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
-#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -69,9 +68,9 @@ TEST_F(rb, writer_moves_to_the_head_readers_left)
 {
 	struct trace_buffer_meta *meta = self->b.meta;
 	unsigned long long func, size;
-	struct pollfd pfd = { .events = POLLIN };
 	unsigned int ring;
 	char params[160];
+	short revents = 0;
 	int err, ready;
 
 	if (!kallsyms_range(FUNC, &func, &size))
@@ -101,11 +100,9 @@ TEST_F(rb, writer_moves_to_the_head_readers_left)
 	 * but the writer's holds events, and a poll() that waits for a full
 	 * buffer finds it full (the writer's page counted as one).
 	 */
-	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "100"));
-	pfd.fd = self->b.fd;
-	ready = poll(&pfd, 1, 0);
+	ready = rb_seq_poll_full(&self->b, &revents);
 	TH_LOG("poll() at buffer_percent 100: %d (revents %#x), overrun %lld",
-	       ready, pfd.revents, rb_seq_stat(&self->b, "overrun: "));
+	       ready, revents, rb_seq_stat(&self->b, "overrun: "));
 	EXPECT_EQ(1, ready)
 		TH_LOG("a full ring polled not full: a page counted read or lost that no writer entered");
 }
