@@ -38,7 +38,6 @@
  */
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
-#include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/trace_mmap.h>
 
@@ -96,16 +95,11 @@ static int reader_ret;
 
 static void rb_head_reader(struct work_struct *work)
 {
-	u64 deadline = ktime_get_mono_fast_ns() + WORK_WAIT_NS;
-
-	/* Pairs with the smp_store_release() of the handler */
-	while (!smp_load_acquire(&go)) {
-		if (READ_ONCE(stop) || ktime_get_mono_fast_ns() > deadline)
-			return;
-		cpu_relax();
-	}
+	/* The handler sets go */
+	if (!rb_spin_until(&go, &stop, WORK_WAIT_NS))
+		return;
 	reader_ret = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
-	/* Pairs with the smp_load_acquire() of the handler */
+	/* Pairs with the acquire of the handler's rb_spin_until() */
 	smp_store_release(&done, true);
 }
 
@@ -170,7 +164,7 @@ static unsigned long pointer_flags(struct pt_regs *regs)
 static void rb_head_hit(struct perf_event *bp, struct perf_sample_data *data,
 			struct pt_regs *regs)
 {
-	u64 deadline, seq;
+	u64 seq;
 
 	if (!READ_ONCE(armed) || current != writer ||
 	    pointer_flags(regs) != PAGE_UPDATE || ++moves < ring_pages)
@@ -179,12 +173,10 @@ static void rb_head_hit(struct perf_event *bp, struct perf_sample_data *data,
 	hits++;
 
 	/* The new head is set: let the reader try to swap it out */
+	/* Pairs with the acquire of the work item's rb_spin_until() */
 	smp_store_release(&go, true);
-	deadline = ktime_get_mono_fast_ns() + READER_WAIT_NS;
-	while (!smp_load_acquire(&done) && ktime_get_mono_fast_ns() < deadline)
-		cpu_relax();
 	/* Not done: it waits for the head move to end */
-	swapped = smp_load_acquire(&done) ? reader_ret : -ETIMEDOUT;
+	swapped = rb_spin_until(&done, NULL, READER_WAIT_NS) ? reader_ret : -ETIMEDOUT;
 
 	/* The interrupting writer: the page it writes on is full too */
 	seq = written;

@@ -9,6 +9,7 @@
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/ring_buffer.h>
+#include <linux/timekeeping.h>
 #include <linux/trace.h>
 #include <linux/version.h>
 
@@ -79,6 +80,24 @@ static inline int rb_write_seq_lost(struct trace_buffer *buffer, int cpu,
 	if (!ret && ring_buffer_overrun_cpu(buffer, cpu) != overrun)
 		(*pages)++;
 	return ret;
+}
+
+/*
+ * Spin until *@flag is set, *@stop is (@stop may be NULL) or @ns
+ * nanoseconds have passed, by a clock that an NMI handler may read:
+ * whether *@flag was set. Its load pairs with the smp_store_release()
+ * that sets it.
+ */
+static inline bool rb_spin_until(bool *flag, bool *stop, u64 ns)
+{
+	u64 deadline = ktime_get_mono_fast_ns() + ns;
+
+	while (!smp_load_acquire(flag)) {
+		if ((stop && READ_ONCE(*stop)) || ktime_get_mono_fast_ns() > deadline)
+			return false;
+		cpu_relax();
+	}
+	return true;
 }
 
 static inline void rb_instance_close(struct trace_array *tr, struct file *pipe)

@@ -24,7 +24,6 @@
 #include <linux/irq_work.h>
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
-#include <linux/sched/clock.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/trace_mmap.h>
 
@@ -82,7 +81,7 @@ static void rb_nest_irq(struct irq_work *work)
 static void rb_nest_reader(struct work_struct *work)
 {
 	get_reader = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
-	/* Pairs with the smp_load_acquire() of the writer's wait */
+	/* Pairs with the acquire of the writer's rb_spin_until() */
 	smp_store_release(&reader_done, true);
 }
 
@@ -95,7 +94,7 @@ static int __init rb_nest_init(void)
 	struct ring_buffer_event *event;
 	struct trace_array *tr;
 	int ret;
-	u64 deadline;
+	bool late;
 	u64 seq;
 
 	/* The test keeps the task on this CPU */
@@ -133,13 +132,12 @@ static int __init rb_nest_init(void)
 		cpu_relax();
 
 	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
-	deadline = local_clock() + READER_WAIT_NS;
-	while (!smp_load_acquire(&reader_done) && local_clock() < deadline)
-		cpu_relax();
+	late = !rb_spin_until(&reader_done, NULL, READER_WAIT_NS);
 	unlock_commit(buffer, event);
 	flush_work(&reader_work);
 
-	if (!reader_done)
+	/* After flush_work(), reader_done is always set: the wait tells */
+	if (late)
 		ret = -ETIMEDOUT;
 	else if (!refused)
 		ret = -ERANGE;	/* the buffer took NESTED_MAX: never lapped */

@@ -33,7 +33,6 @@
  */
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
-#include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/trace_mmap.h>
 
@@ -88,15 +87,11 @@ static bool armed, go, stop, done, late;
 
 static void rb_tail_reader(struct work_struct *work)
 {
-	u64 deadline = ktime_get_mono_fast_ns() + WAIT_NS;
 	uint i;
 
-	/* Pairs with the smp_store_release() of the handler */
-	while (!smp_load_acquire(&go)) {
-		if (READ_ONCE(stop) || ktime_get_mono_fast_ns() > deadline)
-			goto out;
-		cpu_relax();
-	}
+	/* The handler sets go */
+	if (!rb_spin_until(&go, &stop, WAIT_NS))
+		goto out;
 	for (i = 0; i < ring_pages; i++) {
 		get_reader = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
 		if (get_reader)
@@ -104,28 +99,23 @@ static void rb_tail_reader(struct work_struct *work)
 		swaps++;
 	}
 out:
-	/* Pairs with the smp_load_acquire() of the handler */
+	/* Pairs with the acquire of the handler's rb_spin_until() */
 	smp_store_release(&done, true);
 }
 
 static DECLARE_WORK(reader_work, rb_tail_reader);
 
-
 static void rb_tail_hit(struct perf_event *bp, struct perf_sample_data *data,
 			struct pt_regs *regs)
 {
-	u64 deadline;
-
 	if (!READ_ONCE(armed) || current != writer)
 		return;
 	WRITE_ONCE(armed, false);
 	hits++;
 
+	/* Pairs with the acquire of the work item's rb_spin_until() */
 	smp_store_release(&go, true);
-	deadline = ktime_get_mono_fast_ns() + WAIT_NS;
-	while (!smp_load_acquire(&done) && ktime_get_mono_fast_ns() < deadline)
-		cpu_relax();
-	late = !done;
+	late = !rb_spin_until(&done, NULL, WAIT_NS);
 }
 
 /*
