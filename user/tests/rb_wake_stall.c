@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A reader that waits for a writer must not stall that writer's CPU.
+ *
+ * __rb_get_reader_page() waits, with the reader lock held and for up to a
+ * second, while a writer that overfilled the page it returns is still in
+ * rb_move_tail(). rb_wake_up_waiters(), the irq_work that wakes the
+ * waiters, takes the reader lock when a full waiter is pending (a poll()
+ * or read at buffer_percent above 0). It runs in the interrupt of the CPU
+ * whose event queued it: in that writer's move, the irq_work spins on the
+ * lock, the reader waits for the writer, and both CPUs stall with
+ * interrupts off until the reader gives up after a second, with a
+ * warning, and disables recording in the whole buffer. Met once in 60
+ * kcsan_load loads on the normal kernel (its poll() readers wait at
+ * buffer_percent 100).
+ *
+ * user/kmod/rb_wake.ko makes it happen on the CPU that loads it: its
+ * breakpoint on rb_move_tail() lets a GET_READER on another CPU swap the
+ * writer's overfilled page in, then queues the irq_work (as an interrupt's
+ * event would) for when it returns to the writer. This test maps the
+ * buffer, polls it once at buffer_percent 100 (a full waiter pending),
+ * loads the module on CPU 0, and checks that the reader did not wait out
+ * its second and that recording is still on.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "kmod_common.h"
+#include "rb_seq.h"
+
+#define INSTANCE	"rb_wake_stall"
+#define MODULE_NAME	"rb_wake"
+#define MODULE_PATH	"/lib/modules/ftmmap/rb_wake.ko"
+#define BUFFER_KB	"16"
+#define CPU		0
+#define FUNC		"rb_move_tail"
+#define WAKE		"ring_buffer_wake_waiters"
+/* The handler holds the writer 50 ms; the reader gives up after 1 s */
+#define WAIT_MAX_US	500000
+
+FIXTURE(rb) {
+	struct rb_seq	b;
+};
+
+FIXTURE_SETUP(rb)
+{
+	int err;
+
+	rb_seq_init(&self->b, MODULE_PATH, MODULE_NAME);
+	if (self->b.mod_fd < 0)
+		SKIP(return, "no %s (a kernel without loadable modules)", MODULE_PATH);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU online: no reader beside the writer");
+	err = rb_seq_open(&self->b, INSTANCE, BUFFER_KB, CPU);
+	ASSERT_EQ(0, err) TH_LOG("instance and mapping: %s", strerror(-err));
+}
+
+FIXTURE_TEARDOWN(rb)
+{
+	rb_seq_close(&self->b);
+}
+
+TEST_F(rb, waiters_irq_work_does_not_stall_a_writer)
+{
+	unsigned long long func, size, wake, wake_size;
+	char params[160];
+	short revents = 0;
+	long long waited;
+	int err;
+
+	if (!kallsyms_range(FUNC, &func, &size))
+		SKIP(return, "no " FUNC " in /proc/kallsyms");
+	ASSERT_TRUE(kallsyms_range(WAKE, &wake, &wake_size));
+
+	/*
+	 * An event, so that poll() records its watermark (shortest_full at
+	 * 100: the writers never reach it here), and not ready: a full
+	 * waiter is pending from now on.
+	 */
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "trace_marker", "x"));
+	ASSERT_EQ(0, rb_seq_poll_full(&self->b, &revents));
+
+	snprintf(params, sizeof(params), "instance=%s func=%llu size=%llu wake=%llu",
+		 INSTANCE, func, size, wake);
+	err = rb_seq_load(&self->b, params);
+	if (err == -EOPNOTSUPP)
+		SKIP(return, "rb_wake: no instruction breakpoints here (x86-64 only)");
+	ASSERT_EQ(0, err) TH_LOG("loading rb_wake: %s (see the kernel log)", strerror(-err));
+	ASSERT_EQ(CPU, kmod_param(MODULE_NAME, "cpu"));
+	ASSERT_EQ(2, kmod_param(MODULE_NAME, "hits"));
+	waited = kmod_param(MODULE_NAME, "waited_us");
+	TH_LOG("wrote %lld events, the writer stalled at offset %lld; GET_READER on CPU %lld: %lld after %lld us",
+	       kmod_param(MODULE_NAME, "written"), kmod_param(MODULE_NAME, "tail"),
+	       kmod_param(MODULE_NAME, "reader_cpu"), kmod_param(MODULE_NAME, "get_reader"),
+	       waited);
+	EXPECT_EQ(0, kmod_param(MODULE_NAME, "get_reader"));
+	EXPECT_GT(WAIT_MAX_US, waited)
+		TH_LOG("the reader waited out its second: the irq_work spun on its lock in the writer's move");
+	EXPECT_EQ(0, kmod_param(MODULE_NAME, "write_after"))
+		TH_LOG("recording disabled after the reader gave up on the writer");
+}
+
+TEST_HARNESS_MAIN
