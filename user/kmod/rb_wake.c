@@ -133,7 +133,9 @@ static void rb_wake_hit(struct perf_event *bp, struct perf_sample_data *data,
 		return;
 	WRITE_ONCE(armed, false);
 	hits = moves;
+#ifdef CONFIG_X86_64
 	tail = regs->si;	/* rb_move_tail()'s second argument */
+#endif
 
 	/* Pairs with the acquire of the work item's rb_spin_until() */
 	smp_store_release(&go, true);
