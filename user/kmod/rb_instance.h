@@ -6,6 +6,7 @@
 #ifndef RB_INSTANCE_H
 #define RB_INSTANCE_H
 
+#include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/ring_buffer.h>
@@ -46,6 +47,23 @@ static inline int rb_instance_open(const char *name, int cpu,
 		return ret;
 	}
 	return 0;
+}
+
+/*
+ * For the modules whose writer is the loading task, on the CPU the test
+ * keeps it on, and whose reader is a work item on another CPU: *@cpu (this
+ * one), *@reader_cpu, and rb_instance_open() of @name on *@cpu. 0,
+ * -EOPNOTSUPP with one CPU online, or rb_instance_open()'s error.
+ */
+static inline int rb_instance_open_pair(const char *name, int *cpu,
+					int *reader_cpu, struct trace_array **tr,
+					struct file **pipe)
+{
+	*cpu = raw_smp_processor_id();
+	*reader_cpu = cpumask_any_but(cpu_online_mask, *cpu);
+	if (*reader_cpu >= nr_cpu_ids)
+		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
+	return rb_instance_open(name, *cpu, tr, pipe);
 }
 
 /*

@@ -98,12 +98,7 @@ static int __init rb_nest_init(void)
 	u64 seq;
 
 	/* The test keeps the task on this CPU */
-	cpu = raw_smp_processor_id();
-	reader_cpu = cpumask_any_but(cpu_online_mask, cpu);
-	if (reader_cpu >= nr_cpu_ids)
-		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
-
-	ret = rb_instance_open(instance, cpu, &tr, &pipe);
+	ret = rb_instance_open_pair(instance, &cpu, &reader_cpu, &tr, &pipe);
 	if (ret)
 		return ret;
 	buffer = tr->array_buffer.buffer;

@@ -141,16 +141,11 @@ static int __init rb_tail_init(void)
 		return -EINVAL;
 
 	/* The test keeps the task on this CPU */
-	cpu = raw_smp_processor_id();
-	writer = current;
-	reader_cpu = cpumask_any_but(cpu_online_mask, cpu);
-	if (reader_cpu >= nr_cpu_ids)
-		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
-
-	ret = rb_instance_open(instance, cpu, &tr, &pipe);
+	ret = rb_instance_open_pair(instance, &cpu, &reader_cpu, &tr, &pipe);
 	if (ret)
 		return ret;
 	buffer = tr->array_buffer.buffer;
+	writer = current;
 
 	while (written < prelim) {
 		ret = rb_write_seq_lost(buffer, cpu, &written, &moves);

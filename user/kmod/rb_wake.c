@@ -169,16 +169,11 @@ static int __init rb_wake_init(void)
 	wake_waiters = (void *)wake;
 
 	/* The test keeps the task on this CPU */
-	cpu = raw_smp_processor_id();
-	writer = current;
-	reader_cpu = cpumask_any_but(cpu_online_mask, cpu);
-	if (reader_cpu >= nr_cpu_ids)
-		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
-
-	ret = rb_instance_open(instance, cpu, &tr, &pipe);
+	ret = rb_instance_open_pair(instance, &cpu, &reader_cpu, &tr, &pipe);
 	if (ret)
 		return ret;
 	buffer = tr->array_buffer.buffer;
+	writer = current;
 
 	/* An event, and the reader takes its page: the writer's page now */
 	ret = rb_wake_write();
