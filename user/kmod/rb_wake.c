@@ -29,6 +29,11 @@
  *     same work), which runs once the handler returns to the writer.
  * The work item times its second GET_READER (@waited_us), and the writer writes
  * one event more (@write_after: 0, or -EIO if recording was disabled).
+ *
+ * Without @wake, the handler only holds the writer: the reader takes a
+ * page whose writer is still in its move, which the test then drains.
+ * Each event's first word is its sequence number, from 0; @words sets
+ * the event's size (see rb_wake_write()).
  */
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
@@ -56,7 +61,11 @@ MODULE_PARM_DESC(size, "its size in bytes");
 
 static ulong wake;
 module_param(wake, ulong, 0444);
-MODULE_PARM_DESC(wake, "address of ring_buffer_wake_waiters()");
+MODULE_PARM_DESC(wake, "address of ring_buffer_wake_waiters(), 0 for none");
+
+static uint words = 3;
+module_param(words, uint, 0444);
+MODULE_PARM_DESC(words, "8-byte words of each event's payload (1 to 3)");
 
 /* Results */
 static ulong written;		/* events the buffer took */
@@ -84,16 +93,17 @@ static bool armed, go, stop, entered, late;
 static unsigned int moves;
 
 /*
- * Events of 28 bytes with their header: the one that does not fit in the
- * room of a page (4072 of 4080 bytes with 4 KiB pages) starts at 4060 and
- * reserves up to 4088, past the end, where the reader waits for it. With
- * 16 bytes it would end at 4080 exactly, and the reader would not wait.
+ * With 3 words, events of 28 bytes with their header: the one that does
+ * not fit in the room of a page (4072 of 4080 bytes with 4 KiB pages)
+ * starts at 4060 and reserves up to 4088, past the end, where the reader
+ * waits for it. With 1 word, 16 bytes: it ends at 4080 exactly, inside
+ * the page, and the reader does not wait.
  */
 static int rb_wake_write(void)
 {
 	u64 ev[3] = { written };
 
-	if (ring_buffer_write(buffer, sizeof(ev), ev))
+	if (ring_buffer_write(buffer, words * sizeof(u64), ev))
 		return -EIO;
 	written++;
 	return 0;
@@ -148,7 +158,8 @@ static void rb_wake_hit(struct perf_event *bp, struct perf_sample_data *data,
 	while (ktime_get_mono_fast_ns() < hold)
 		cpu_relax();
 	/* Runs once interrupts are on again: in the writer's move */
-	wake_waiters(buffer, cpu);
+	if (wake_waiters)
+		wake_waiters(buffer, cpu);
 }
 
 /* The first instruction of the function */
@@ -164,7 +175,7 @@ static int __init rb_wake_init(void)
 	unsigned int offset;
 	int ret;
 
-	if (!func || !size || !wake)
+	if (!func || !size || !words || words > 3)
 		return -EINVAL;
 	wake_waiters = (void *)wake;
 
