@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A waiter that starts on an empty buffer is woken at its own watermark.
+ *
+ * A full waiter (poll(), splice() or a blocking GET_READER of
+ * trace_pipe_raw at a buffer_percent above 0) lowers the CPU buffer's
+ * shortest_full to its watermark, and a writer that touches a new page
+ * wakes the waiters once the buffer is filled to shortest_full. Only a
+ * wakeup resets it. Without 6.1 patch 44 (6.12 patch 37), a waiter on
+ * an empty buffer recorded nothing: after buffer_percent was lowered, it
+ * was woken at the watermark of the waiters gone before, here 100, and
+ * slept on in a buffer filled well past its own.
+ *
+ * The test polls once at 100 with an event in the buffer (the watermark
+ * is recorded, the poll times out), drains the buffer, sets
+ * buffer_percent to 50 and polls again, while a thread fills the buffer to
+ * about 70%: the poll must return readable.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "kselftest_harness.h"
+
+#define INSTANCE	"rb_watermark"
+#define BUFFER_KB	64
+#define CPU		0
+#define POLL_MS		5000
+
+FIXTURE(wm) {
+	struct tracefs_instance	*inst;
+	int			fd;
+};
+
+FIXTURE_SETUP(wm)
+{
+	char path[64];
+	cpu_set_t set;
+
+	self->fd = -1;
+	CPU_ZERO(&set);
+	CPU_SET(CPU, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	self->inst = tracefs_instance_create(INSTANCE);
+	ASSERT_NE(NULL, self->inst);
+	snprintf(path, sizeof(path), "%d", BUFFER_KB);
+	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_size_kb", path));
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", CPU);
+	self->fd = tracefs_instance_file_open(self->inst, path, O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(wm)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->inst) {
+		tracefs_instance_destroy(self->inst);
+		tracefs_instance_free(self->inst);
+	}
+}
+
+/* "bytes:" of the CPU's stats: what the buffer holds, -1 if unreadable */
+static long long held_bytes(struct tracefs_instance *inst)
+{
+	char path[32], *stats, *p;
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", CPU);
+	stats = tracefs_instance_file_read(inst, path, NULL);
+	if (!stats)
+		return -1;
+	p = strstr(stats, "bytes: ");
+	if (p)
+		v = strtoll(p + strlen("bytes: "), NULL, 10);
+	free(stats);
+	return v;
+}
+
+struct filler {
+	struct tracefs_instance	*inst;
+	long long		target;
+	int			err;
+};
+
+/*
+ * A thread, not a child: a child's exit closes its copy of the
+ * trace_pipe_raw descriptor, and the flush of that file wakes the waiters.
+ * Markers until the buffer holds @target bytes.
+ */
+static void *fill(void *arg)
+{
+	static const char text[] =
+		"rb_watermark: a marker of about a hundred bytes, to fill the buffer to 70%";
+	struct filler *f = arg;
+	int fd, n;
+
+	f->err = 1;
+	fd = tracefs_instance_file_open(f->inst, "trace_marker", O_WRONLY);
+	if (fd < 0)
+		return NULL;
+	/* Let the poll() sleep first */
+	usleep(300000);
+	for (n = 0; n < 100000 && held_bytes(f->inst) < f->target; n++) {
+		if (write(fd, text, sizeof(text) - 1) < 0)
+			break;
+	}
+	close(fd);
+	f->err = n < 100000 && held_bytes(f->inst) >= f->target ? 0 : 1;
+	return NULL;
+}
+
+TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
+{
+	long long size = BUFFER_KB * 1024LL, held;
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	char page[4096];
+	struct filler f;
+	pthread_t thread;
+	int ret;
+
+	/* A watermark of 100 recorded by a waiter that then goes */
+	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "trace_marker", "x"));
+	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_percent", "100"));
+	ASSERT_EQ(0, poll(&pfd, 1, 0));
+
+	/* Drain: an empty buffer */
+	while (read(self->fd, page, sizeof(page)) > 0)
+		;
+	ASSERT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, held_bytes(self->inst));
+
+	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_percent", "50"));
+	f.inst = self->inst;
+	f.target = size * 7 / 10;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, fill, &f));
+	ret = poll(&pfd, 1, POLL_MS);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	ASSERT_EQ(0, f.err) TH_LOG("the thread could not fill the buffer");
+	held = held_bytes(self->inst);
+	TH_LOG("poll() at buffer_percent 50: %d (revents %#x); the buffer holds %lld of %lld bytes",
+	       ret, pfd.revents, held, size);
+	ASSERT_GT(size * 9 / 10, held) TH_LOG("filled too far: the old watermark was reached");
+	EXPECT_EQ(1, ret)
+		TH_LOG("not woken at 50%%: the writer tested the buffer against the watermark of the waiter gone before");
+	EXPECT_TRUE(pfd.revents & POLLIN);
+}
+
+TEST_HARNESS_MAIN
