@@ -100,13 +100,33 @@ static void drain_after_the_move(struct __test_metadata *_metadata, struct rb_se
 		TH_LOG("bytes left in a drained buffer: the page's padding not counted read");
 }
 
+/*
+ * Load rb_wake with @params and log what it did: false if this kernel has
+ * no instruction breakpoints for it (the test skips).
+ */
+static bool rb_wake_run(struct __test_metadata *_metadata, struct rb_seq *b,
+			const char *params)
+{
+	int err = rb_seq_load(b, params);
+
+	if (err == -EOPNOTSUPP)
+		return false;
+	ASSERT_EQ(0, err) TH_LOG("loading rb_wake: %s (see the kernel log)", strerror(-err));
+	ASSERT_EQ(CPU, kmod_param(MODULE_NAME, "cpu"));
+	ASSERT_EQ(2, kmod_param(MODULE_NAME, "hits"));
+	TH_LOG("wrote %lld events, the writer stalled at offset %lld; GET_READER on CPU %lld: %lld after %lld us",
+	       kmod_param(MODULE_NAME, "written"), kmod_param(MODULE_NAME, "tail"),
+	       kmod_param(MODULE_NAME, "reader_cpu"), kmod_param(MODULE_NAME, "get_reader"),
+	       kmod_param(MODULE_NAME, "waited_us"));
+	return true;
+}
+
 TEST_F(rb, waiters_irq_work_does_not_stall_a_writer)
 {
 	unsigned long long func, size, wake, wake_size;
 	char params[160];
 	short revents = 0;
 	long long waited;
-	int err;
 
 	if (!kallsyms_range(FUNC, &func, &size))
 		SKIP(return, "no " FUNC " in /proc/kallsyms");
@@ -122,17 +142,9 @@ TEST_F(rb, waiters_irq_work_does_not_stall_a_writer)
 
 	snprintf(params, sizeof(params), "instance=%s func=%llu size=%llu wake=%llu",
 		 INSTANCE, func, size, wake);
-	err = rb_seq_load(&self->b, params);
-	if (err == -EOPNOTSUPP)
+	if (!rb_wake_run(_metadata, &self->b, params))
 		SKIP(return, "rb_wake: no instruction breakpoints here (x86-64 only)");
-	ASSERT_EQ(0, err) TH_LOG("loading rb_wake: %s (see the kernel log)", strerror(-err));
-	ASSERT_EQ(CPU, kmod_param(MODULE_NAME, "cpu"));
-	ASSERT_EQ(2, kmod_param(MODULE_NAME, "hits"));
 	waited = kmod_param(MODULE_NAME, "waited_us");
-	TH_LOG("wrote %lld events, the writer stalled at offset %lld; GET_READER on CPU %lld: %lld after %lld us",
-	       kmod_param(MODULE_NAME, "written"), kmod_param(MODULE_NAME, "tail"),
-	       kmod_param(MODULE_NAME, "reader_cpu"), kmod_param(MODULE_NAME, "get_reader"),
-	       waited);
 	EXPECT_EQ(0, kmod_param(MODULE_NAME, "get_reader"));
 	EXPECT_GT(WAIT_MAX_US, waited)
 		TH_LOG("the reader waited out its second: the irq_work spun on its lock in the writer's move");
@@ -155,23 +167,14 @@ TEST_F(rb, reader_takes_a_page_overfilled_inside_its_end)
 	unsigned long long func, size;
 	char params[160];
 	long long end;
-	int err;
 
 	if (!kallsyms_range(FUNC, &func, &size))
 		SKIP(return, "no " FUNC " in /proc/kallsyms");
 
 	snprintf(params, sizeof(params), "instance=%s func=%llu size=%llu words=1",
 		 INSTANCE, func, size);
-	err = rb_seq_load(&self->b, params);
-	if (err == -EOPNOTSUPP)
+	if (!rb_wake_run(_metadata, &self->b, params))
 		SKIP(return, "rb_wake: no instruction breakpoints here (x86-64 only)");
-	ASSERT_EQ(0, err) TH_LOG("loading rb_wake: %s (see the kernel log)", strerror(-err));
-	ASSERT_EQ(CPU, kmod_param(MODULE_NAME, "cpu"));
-	ASSERT_EQ(2, kmod_param(MODULE_NAME, "hits"));
-	TH_LOG("wrote %lld events, the writer stalled at offset %lld; GET_READER on CPU %lld: %lld after %lld us",
-	       kmod_param(MODULE_NAME, "written"), kmod_param(MODULE_NAME, "tail"),
-	       kmod_param(MODULE_NAME, "reader_cpu"), kmod_param(MODULE_NAME, "get_reader"),
-	       kmod_param(MODULE_NAME, "waited_us"));
 	ASSERT_EQ(0, kmod_param(MODULE_NAME, "get_reader"));
 	/* The case itself: past the room kept for a count, not past the end */
 	end = kmod_param(MODULE_NAME, "tail") + 16;
