@@ -127,14 +127,15 @@ static inline void rb_seq_close(struct rb_seq *b)
 	}
 }
 
-/* A number of the CPU's per_cpu/cpuN/stats: the one after @key, -1 if none */
-static inline long long rb_seq_stat(struct rb_seq *b, const char *key)
+/* A number of @inst's per_cpu/cpu@cpu/stats: the one after @key, -1 if none */
+static inline long long rb_cpu_stat(struct tracefs_instance *inst, int cpu,
+				    const char *key)
 {
 	char path[32], *stats, *p;
 	long long v = -1;
 
-	snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", b->cpu);
-	stats = tracefs_instance_file_read(b->inst, path, NULL);
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", cpu);
+	stats = tracefs_instance_file_read(inst, path, NULL);
 	if (!stats)
 		return -1;
 	p = strstr(stats, key);
@@ -142,6 +143,12 @@ static inline long long rb_seq_stat(struct rb_seq *b, const char *key)
 		v = strtoll(p + strlen(key), NULL, 10);
 	free(stats);
 	return v;
+}
+
+/* The same, of the test's CPU buffer */
+static inline long long rb_seq_stat(struct rb_seq *b, const char *key)
+{
+	return rb_cpu_stat(b->inst, b->cpu, key);
 }
 
 /*

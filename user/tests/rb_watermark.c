@@ -33,6 +33,7 @@
 #include <tracefs/tracefs.h>
 
 #include "kselftest_harness.h"
+#include "rb_seq.h"
 
 #define INSTANCE	"rb_watermark"
 #define BUFFER_KB	64
@@ -75,18 +76,7 @@ FIXTURE_TEARDOWN(wm)
 /* "bytes:" of the CPU's stats: what the buffer holds, -1 if unreadable */
 static long long held_bytes(struct tracefs_instance *inst)
 {
-	char path[32], *stats, *p;
-	long long v = -1;
-
-	snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", CPU);
-	stats = tracefs_instance_file_read(inst, path, NULL);
-	if (!stats)
-		return -1;
-	p = strstr(stats, "bytes: ");
-	if (p)
-		v = strtoll(p + strlen("bytes: "), NULL, 10);
-	free(stats);
-	return v;
+	return rb_cpu_stat(inst, CPU, "bytes: ");
 }
 
 /* Whether the test's main thread sleeps (in its poll()), within 2 s */
