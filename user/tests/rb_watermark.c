@@ -127,14 +127,19 @@ static void *fill(void *arg)
 	if (fd < 0)
 		return NULL;
 	/* Only once the poll() sleeps, on an empty buffer */
-	if (!main_thread_sleeps())
+	if (!main_thread_sleeps()) {
+		close(fd);
 		return NULL;
-	for (n = 0; n < 100000 && held_bytes(f->inst) < f->target; n++) {
+	}
+	for (n = 0; n < 100000; n++) {
+		if (held_bytes(f->inst) >= f->target) {
+			f->err = 0;
+			break;
+		}
 		if (write(fd, text, sizeof(text) - 1) < 0)
 			break;
 	}
 	close(fd);
-	f->err = n < 100000 && held_bytes(f->inst) >= f->target ? 0 : 1;
 	return NULL;
 }
 
