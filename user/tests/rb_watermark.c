@@ -16,6 +16,20 @@
  * buffer_percent to 50 and polls again, while a thread fills the buffer to
  * about 70%: the poll must return readable before its timeout (at the
  * timeout, poll() looks at the file once more and finds it readable).
+ *
+ * A waiter measures the buffer, then sets its flag: a writer that fills
+ * the buffer past the watermark in between, with a waiter gone before
+ * still pending at a higher watermark, tests the buffer against that one
+ * and wakes no one. Without 6.1 patch 45 (6.12 patch 38), a poll()er then
+ * slept with the buffer past its watermark until the writer touched
+ * another page; a writer that stopped there never woke it. The module
+ * rb_recheck is that writer, in a kretprobe on
+ * ring_buffer_nr_dirty_pages() (the waiter's measure), after poll()'s
+ * measure: the poll() must return before its timeout. A blocking
+ * TRACE_MMAP_IOCTL_GET_READER waits in wait_event(), which measures once
+ * before it queues the task and once after: with the writer after the
+ * second, it must return at once too (it does without patch 45, as
+ * wait_event() set the flag in its first call).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,25 +38,35 @@
 #include <stdbool.h>
 #include <sched.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
+#include <linux/trace_mmap.h>
 #include <tracefs/tracefs.h>
 
 #include "kselftest_harness.h"
+#include "kmod_common.h"
 #include "rb_seq.h"
 
 #define INSTANCE	"rb_watermark"
 #define BUFFER_KB	64
 #define CPU		0
 #define POLL_MS		5000
+#define MODULE_NAME	"rb_recheck"
+#define MODULE_PATH	"/lib/modules/ftmmap/rb_recheck.ko"
 
 FIXTURE(wm) {
 	struct tracefs_instance	*inst;
 	int			fd;
+	int			mod_fd;
+	bool			loaded;
 };
 
 FIXTURE_SETUP(wm)
@@ -51,6 +75,7 @@ FIXTURE_SETUP(wm)
 	cpu_set_t set;
 
 	self->fd = -1;
+	self->mod_fd = -1;
 	CPU_ZERO(&set);
 	CPU_SET(CPU, &set);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
@@ -65,6 +90,10 @@ FIXTURE_SETUP(wm)
 
 FIXTURE_TEARDOWN(wm)
 {
+	if (self->loaded && syscall(SYS_delete_module, MODULE_NAME, O_NONBLOCK))
+		fprintf(stderr, "# cannot unload %s: %s\n", MODULE_NAME, strerror(errno));
+	if (self->mod_fd >= 0)
+		close(self->mod_fd);
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->inst) {
@@ -184,6 +213,118 @@ TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 	/* poll() looks once more when it times out: that is not a wakeup */
 	EXPECT_GT(POLL_MS - 1000, ms)
 		TH_LOG("not woken at 50%%: the writer tested the buffer against the watermark of the waiter gone before");
+}
+
+/*
+ * A full waiter gone with the watermark 100 recorded and its flag still
+ * set (a poll() that timed out), one event in the buffer, and
+ * buffer_percent lowered to 50. Then rb_recheck, to fill the buffer to 60%
+ * after the @nth measure of this task: false if the kernel has no
+ * kretprobes or no loadable modules.
+ */
+static bool load_recheck(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(wm) *self, int nth)
+{
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	char params[160];
+
+	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "trace_marker", "x"));
+	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_percent", "100"));
+	ASSERT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_percent", "50"));
+
+	self->mod_fd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC);
+	if (self->mod_fd < 0)
+		return false;
+	snprintf(params, sizeof(params), "instance=%s pid=%d cpu=%d nth=%d bytes=%d",
+		 INSTANCE, (int)syscall(SYS_gettid), CPU, nth, BUFFER_KB * 1024 * 6 / 10);
+	if (syscall(SYS_finit_module, self->mod_fd, params, 0)) {
+		ASSERT_EQ(EOPNOTSUPP, errno) TH_LOG("%s: %s", MODULE_NAME, strerror(errno));
+		return false;
+	}
+	self->loaded = true;
+	return true;
+}
+
+/* What the module did, and that it did it where the waiter measured */
+static void check_recheck(struct __test_metadata *_metadata, int nth)
+{
+	long long held = kmod_param(MODULE_NAME, "held");
+
+	TH_LOG("measure %d of %lld: %lld dirty pages, then %lld events, %lld bytes held",
+	       nth, kmod_param(MODULE_NAME, "calls"), kmod_param(MODULE_NAME, "measured"),
+	       kmod_param(MODULE_NAME, "written"), held);
+	ASSERT_LE(nth, kmod_param(MODULE_NAME, "calls"))
+		TH_LOG("the waiter did not measure the buffer in ring_buffer_nr_dirty_pages()");
+	ASSERT_EQ(0, kmod_param(MODULE_NAME, "write_err"));
+	ASSERT_LT(0, kmod_param(MODULE_NAME, "written"));
+	ASSERT_LE(BUFFER_KB * 1024 * 6 / 10, held);
+	ASSERT_GT(BUFFER_KB * 1024 * 9 / 10, held) TH_LOG("filled up to the old watermark");
+}
+
+static long long ms_since(const struct timespec *start)
+{
+	struct timespec end;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	return (end.tv_sec - start->tv_sec) * 1000 +
+	       (end.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+TEST_F(wm, poll_waiter_filled_past_while_it_measures)
+{
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	struct timespec start;
+	long long ms;
+	int ret;
+
+	if (!load_recheck(_metadata, self, 1))
+		SKIP(return, "no %s: no loadable modules or no kretprobes", MODULE_PATH);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	ret = poll(&pfd, 1, POLL_MS);
+	ms = ms_since(&start);
+	check_recheck(_metadata, 1);
+	TH_LOG("poll() at buffer_percent 50: %d (revents %#x) after %lld ms", ret, pfd.revents, ms);
+	EXPECT_EQ(1, ret);
+	/* poll() looks once more when it times out: that is not a wakeup */
+	EXPECT_GT(POLL_MS - 1000, ms)
+		TH_LOG("the waiter slept in a buffer filled past its watermark while it measured it");
+}
+
+static void on_alarm(int sig)
+{
+}
+
+TEST_F(wm, get_reader_waiter_filled_past_once_queued)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	long page = sysconf(_SC_PAGESIZE);
+	struct timespec start;
+	long long ms;
+	void *meta;
+	int ret;
+
+	/* Mapped, and blocking: GET_READER waits for buffer_percent */
+	meta = mmap(NULL, page, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, meta);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+
+	if (!load_recheck(_metadata, self, 2)) {
+		munmap(meta, page);
+		SKIP(return, "no %s: no loadable modules or no kretprobes", MODULE_PATH);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	alarm(POLL_MS / 1000);
+	ret = ioctl(self->fd, TRACE_MMAP_IOCTL_GET_READER);
+	alarm(0);
+	ms = ms_since(&start);
+	check_recheck(_metadata, 2);
+	TH_LOG("blocking GET_READER at buffer_percent 50: %d (%s) after %lld ms",
+	       ret, ret ? strerror(errno) : "ok", ms);
+	munmap(meta, page);
+	EXPECT_EQ(0, ret) TH_LOG("the waiter slept in a buffer filled past its watermark while it measured it");
+	EXPECT_GT(POLL_MS - 1000, ms);
 }
 
 TEST_HARNESS_MAIN
