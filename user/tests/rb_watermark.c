@@ -28,8 +28,8 @@
  * measure: the poll() must return before its timeout. A blocking
  * TRACE_MMAP_IOCTL_GET_READER waits in wait_event(), which measures once
  * before it queues the task and once after: with the writer after the
- * second, it must return at once too (it does without patch 45, as
- * wait_event() set the flag in its first call).
+ * first, it must return at once too, with or without patch 45, as the
+ * second measure sees the buffer filled.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -256,6 +256,8 @@ static void check_recheck(struct __test_metadata *_metadata, int nth)
 	       kmod_param(MODULE_NAME, "written"), held);
 	ASSERT_LE(nth, kmod_param(MODULE_NAME, "calls"))
 		TH_LOG("the waiter did not measure the buffer in ring_buffer_nr_dirty_pages()");
+	ASSERT_EQ(0, kmod_param(MODULE_NAME, "missed"))
+		TH_LOG("the kretprobe missed returns: the handler may have acted at a later measure");
 	ASSERT_EQ(0, kmod_param(MODULE_NAME, "write_err"));
 	ASSERT_LT(0, kmod_param(MODULE_NAME, "written"));
 	ASSERT_LE(BUFFER_KB * 1024 * 6 / 10, held);
@@ -310,7 +312,7 @@ TEST_F(wm, get_reader_waiter_filled_past_once_queued)
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 
-	if (!load_recheck(_metadata, self, 2)) {
+	if (!load_recheck(_metadata, self, 1)) {
 		munmap(meta, page);
 		SKIP(return, "no %s: no loadable modules or no kretprobes", MODULE_PATH);
 	}
@@ -319,7 +321,7 @@ TEST_F(wm, get_reader_waiter_filled_past_once_queued)
 	ret = ioctl(self->fd, TRACE_MMAP_IOCTL_GET_READER);
 	alarm(0);
 	ms = ms_since(&start);
-	check_recheck(_metadata, 2);
+	check_recheck(_metadata, 1);
 	TH_LOG("blocking GET_READER at buffer_percent 50: %d (%s) after %lld ms",
 	       ret, ret ? strerror(errno) : "ok", ms);
 	munmap(meta, page);
