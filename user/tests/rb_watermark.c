@@ -62,11 +62,9 @@
 #define MODULE_NAME	"rb_recheck"
 #define MODULE_PATH	"/lib/modules/ftmmap/rb_recheck.ko"
 
+/* The instance and its CPU's trace_pipe_raw, not mapped; the module */
 FIXTURE(wm) {
-	struct tracefs_instance	*inst;
-	int			fd;
-	int			mod_fd;
-	bool			loaded;
+	struct rb_seq	b;
 };
 
 FIXTURE_SETUP(wm)
@@ -74,32 +72,22 @@ FIXTURE_SETUP(wm)
 	char path[64];
 	cpu_set_t set;
 
-	self->fd = -1;
-	self->mod_fd = -1;
+	rb_seq_init(&self->b, MODULE_PATH, MODULE_NAME);
 	CPU_ZERO(&set);
 	CPU_SET(CPU, &set);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
-	self->inst = tracefs_instance_create(INSTANCE);
-	ASSERT_NE(NULL, self->inst);
+	self->b.inst = tracefs_instance_create(INSTANCE);
+	ASSERT_NE(NULL, self->b.inst);
 	snprintf(path, sizeof(path), "%d", BUFFER_KB);
-	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_size_kb", path));
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_size_kb", path));
 	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", CPU);
-	self->fd = tracefs_instance_file_open(self->inst, path, O_RDONLY | O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
+	self->b.fd = tracefs_instance_file_open(self->b.inst, path, O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, self->b.fd);
 }
 
 FIXTURE_TEARDOWN(wm)
 {
-	if (self->loaded && syscall(SYS_delete_module, MODULE_NAME, O_NONBLOCK))
-		fprintf(stderr, "# cannot unload %s: %s\n", MODULE_NAME, strerror(errno));
-	if (self->mod_fd >= 0)
-		close(self->mod_fd);
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->inst) {
-		tracefs_instance_destroy(self->inst);
-		tracefs_instance_free(self->inst);
-	}
+	rb_seq_close(&self->b);
 }
 
 /* "bytes:" of the CPU's stats: what the buffer holds, -1 if unreadable */
@@ -175,7 +163,7 @@ static void *fill(void *arg)
 TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 {
 	long long size = BUFFER_KB * 1024LL, held;
-	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
 	char page[4096];
 	struct timespec start, end;
 	struct filler f;
@@ -184,18 +172,18 @@ TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 	int ret;
 
 	/* A watermark of 100 recorded by a waiter that then goes */
-	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "trace_marker", "x"));
-	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_percent", "100"));
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "trace_marker", "x"));
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "100"));
 	ASSERT_EQ(0, poll(&pfd, 1, 0));
 
 	/* Drain: an empty buffer */
-	while (read(self->fd, page, sizeof(page)) > 0)
+	while (read(self->b.fd, page, sizeof(page)) > 0)
 		;
 	ASSERT_EQ(EAGAIN, errno);
-	ASSERT_EQ(0, held_bytes(self->inst));
+	ASSERT_EQ(0, held_bytes(self->b.inst));
 
-	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_percent", "50"));
-	f.inst = self->inst;
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "50"));
+	f.inst = self->b.inst;
 	f.target = size * 7 / 10;
 	ASSERT_EQ(0, pthread_create(&thread, NULL, fill, &f));
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -204,7 +192,7 @@ TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 	ms = (end.tv_sec - start.tv_sec) * 1000 + (end.tv_nsec - start.tv_nsec) / 1000000;
 	ASSERT_EQ(0, pthread_join(thread, NULL));
 	ASSERT_EQ(0, f.err) TH_LOG("the thread could not fill the buffer");
-	held = held_bytes(self->inst);
+	held = held_bytes(self->b.inst);
 	TH_LOG("poll() at buffer_percent 50: %d (revents %#x) after %lld ms; the buffer holds %lld of %lld bytes",
 	       ret, pfd.revents, ms, held, size);
 	ASSERT_GT(size * 9 / 10, held) TH_LOG("filled too far: the old watermark was reached");
@@ -219,31 +207,29 @@ TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
  * A full waiter gone with the watermark 100 recorded and its flag still
  * set (a poll() that timed out), one event in the buffer, and
  * buffer_percent lowered to 50. Then rb_recheck, to fill the buffer to 60%
- * after the @nth measure of this task: false if the kernel has no
- * kretprobes or no loadable modules.
+ * after the @nth measure of this task: NULL, or why the test skips.
  */
-static bool load_recheck(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(wm) *self, int nth)
+static const char *load_recheck(struct __test_metadata *_metadata,
+				FIXTURE_DATA(wm) *self, int nth)
 {
-	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
 	char params[160];
+	int err;
 
-	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "trace_marker", "x"));
-	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_percent", "100"));
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "trace_marker", "x"));
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "100"));
 	ASSERT_EQ(0, poll(&pfd, 1, 0));
-	ASSERT_LT(0, tracefs_instance_file_write(self->inst, "buffer_percent", "50"));
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "50"));
 
-	self->mod_fd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC);
-	if (self->mod_fd < 0)
-		return false;
+	if (self->b.mod_fd < 0)
+		return "no " MODULE_PATH " (a kernel without loadable modules)";
 	snprintf(params, sizeof(params), "instance=%s pid=%d cpu=%d nth=%d bytes=%d",
 		 INSTANCE, (int)syscall(SYS_gettid), CPU, nth, BUFFER_KB * 1024 * 6 / 10);
-	if (syscall(SYS_finit_module, self->mod_fd, params, 0)) {
-		ASSERT_EQ(EOPNOTSUPP, errno) TH_LOG("%s: %s", MODULE_NAME, strerror(errno));
-		return false;
-	}
-	self->loaded = true;
-	return true;
+	err = rb_seq_load(&self->b, params);
+	if (err == -EOPNOTSUPP)
+		return MODULE_NAME ": no kretprobes in this kernel";
+	ASSERT_EQ(0, err) TH_LOG("%s: %s", MODULE_NAME, strerror(-err));
+	return NULL;
 }
 
 /* What the module did, and that it did it where the waiter measured */
@@ -275,13 +261,15 @@ static long long ms_since(const struct timespec *start)
 
 TEST_F(wm, poll_waiter_filled_past_while_it_measures)
 {
-	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
 	struct timespec start;
+	const char *skip;
 	long long ms;
 	int ret;
 
-	if (!load_recheck(_metadata, self, 1))
-		SKIP(return, "no %s: no loadable modules or no kretprobes", MODULE_PATH);
+	skip = load_recheck(_metadata, self, 1);
+	if (skip)
+		SKIP(return, "%s", skip);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	ret = poll(&pfd, 1, POLL_MS);
 	ms = ms_since(&start);
@@ -302,29 +290,30 @@ TEST_F(wm, get_reader_waiter_filled_past_once_queued)
 	struct sigaction sa = { .sa_handler = on_alarm };
 	long page = sysconf(_SC_PAGESIZE);
 	struct timespec start;
+	const char *skip;
 	long long ms;
 	void *meta;
 	int ret;
 
 	/* Mapped, and blocking: GET_READER waits for buffer_percent */
-	meta = mmap(NULL, page, PROT_READ, MAP_SHARED, self->fd, 0);
+	meta = mmap(NULL, page, PROT_READ, MAP_SHARED, self->b.fd, 0);
 	ASSERT_NE(MAP_FAILED, meta);
-	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
+	self->b.meta = meta;		/* rb_seq_close() unmaps it */
+	self->b.len = page;
+	ASSERT_EQ(0, fcntl(self->b.fd, F_SETFL, 0));
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 
-	if (!load_recheck(_metadata, self, 1)) {
-		munmap(meta, page);
-		SKIP(return, "no %s: no loadable modules or no kretprobes", MODULE_PATH);
-	}
+	skip = load_recheck(_metadata, self, 1);
+	if (skip)
+		SKIP(return, "%s", skip);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	alarm(POLL_MS / 1000);
-	ret = ioctl(self->fd, TRACE_MMAP_IOCTL_GET_READER);
+	ret = ioctl(self->b.fd, TRACE_MMAP_IOCTL_GET_READER);
 	alarm(0);
 	ms = ms_since(&start);
 	check_recheck(_metadata, 1);
 	TH_LOG("blocking GET_READER at buffer_percent 50: %d (%s) after %lld ms",
 	       ret, ret ? strerror(errno) : "ok", ms);
-	munmap(meta, page);
 	EXPECT_EQ(0, ret) TH_LOG("the waiter slept in a buffer filled past its watermark while it measured it");
 	EXPECT_GT(POLL_MS - 1000, ms);
 }
