@@ -61,6 +61,8 @@
 #define POLL_MS		5000
 #define MODULE_NAME	"rb_recheck"
 #define MODULE_PATH	"/lib/modules/ftmmap/rb_recheck.ko"
+/* What rb_recheck fills the buffer to: past 50%, short of 100% */
+#define RECHECK_BYTES	(BUFFER_KB * 1024 * 6 / 10)
 
 /* The instance and its CPU's trace_pipe_raw, not mapped; the module */
 FIXTURE(wm) {
@@ -160,21 +162,42 @@ static void *fill(void *arg)
 	return NULL;
 }
 
+static long long ms_since(const struct timespec *start)
+{
+	struct timespec end;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	return (end.tv_sec - start->tv_sec) * 1000 +
+	       (end.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/*
+ * A full waiter gone with the watermark 100 recorded and its flag still
+ * set: a poll() at buffer_percent 100 that times out, with one event in
+ * the buffer.
+ */
+static void leave_watermark_100(struct __test_metadata *_metadata,
+				FIXTURE_DATA(wm) *self)
+{
+	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
+
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "trace_marker", "x"));
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "100"));
+	ASSERT_EQ(0, poll(&pfd, 1, 0));
+}
+
 TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 {
 	long long size = BUFFER_KB * 1024LL, held;
 	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
 	char page[4096];
-	struct timespec start, end;
+	struct timespec start;
 	struct filler f;
 	pthread_t thread;
 	long long ms;
 	int ret;
 
-	/* A watermark of 100 recorded by a waiter that then goes */
-	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "trace_marker", "x"));
-	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "100"));
-	ASSERT_EQ(0, poll(&pfd, 1, 0));
+	leave_watermark_100(_metadata, self);
 
 	/* Drain: an empty buffer */
 	while (read(self->b.fd, page, sizeof(page)) > 0)
@@ -188,8 +211,7 @@ TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 	ASSERT_EQ(0, pthread_create(&thread, NULL, fill, &f));
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	ret = poll(&pfd, 1, POLL_MS);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	ms = (end.tv_sec - start.tv_sec) * 1000 + (end.tv_nsec - start.tv_nsec) / 1000000;
+	ms = ms_since(&start);
 	ASSERT_EQ(0, pthread_join(thread, NULL));
 	ASSERT_EQ(0, f.err) TH_LOG("the thread could not fill the buffer");
 	held = held_bytes(self->b.inst);
@@ -204,27 +226,23 @@ TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 }
 
 /*
- * A full waiter gone with the watermark 100 recorded and its flag still
- * set (a poll() that timed out), one event in the buffer, and
- * buffer_percent lowered to 50. Then rb_recheck, to fill the buffer to 60%
- * after the @nth measure of this task: NULL, or why the test skips.
+ * leave_watermark_100(), and buffer_percent lowered to 50. Then
+ * rb_recheck, to fill the buffer to RECHECK_BYTES (60%) after the @nth
+ * measure of this task: NULL, or why the test skips.
  */
 static const char *load_recheck(struct __test_metadata *_metadata,
 				FIXTURE_DATA(wm) *self, int nth)
 {
-	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
 	char params[160];
 	int err;
 
-	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "trace_marker", "x"));
-	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "100"));
-	ASSERT_EQ(0, poll(&pfd, 1, 0));
+	leave_watermark_100(_metadata, self);
 	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", "50"));
 
 	if (self->b.mod_fd < 0)
 		return "no " MODULE_PATH " (a kernel without loadable modules)";
 	snprintf(params, sizeof(params), "instance=%s pid=%d cpu=%d nth=%d bytes=%d",
-		 INSTANCE, (int)syscall(SYS_gettid), CPU, nth, BUFFER_KB * 1024 * 6 / 10);
+		 INSTANCE, (int)syscall(SYS_gettid), CPU, nth, RECHECK_BYTES);
 	err = rb_seq_load(&self->b, params);
 	if (err == -EOPNOTSUPP)
 		return MODULE_NAME ": no kretprobes in this kernel";
@@ -246,17 +264,8 @@ static void check_recheck(struct __test_metadata *_metadata, int nth)
 		TH_LOG("the kretprobe missed returns: the handler may have acted at a later measure");
 	ASSERT_EQ(0, kmod_param(MODULE_NAME, "write_err"));
 	ASSERT_LT(0, kmod_param(MODULE_NAME, "written"));
-	ASSERT_LE(BUFFER_KB * 1024 * 6 / 10, held);
+	ASSERT_LE(RECHECK_BYTES, held);
 	ASSERT_GT(BUFFER_KB * 1024 * 9 / 10, held) TH_LOG("filled up to the old watermark");
-}
-
-static long long ms_since(const struct timespec *start)
-{
-	struct timespec end;
-
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	return (end.tv_sec - start->tv_sec) * 1000 +
-	       (end.tv_nsec - start->tv_nsec) / 1000000;
 }
 
 TEST_F(wm, poll_waiter_filled_past_while_it_measures)
