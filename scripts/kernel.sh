@@ -8,6 +8,8 @@
 #         debug  = the same + config/debug.config,
 #         arm64  = tinyconfig + base + tracing + config/arm64.config, for
 #                  arm64 with Debian's aarch64-linux-gnu- cross compiler,
+#         arm64-debug = arm64 + config/debug.config (KASAN, lockdep, UBSAN,
+#                  KFENCE on arm64),
 #         gki    = arm64 + config/gki.config, built with clang (LLVM=-16):
 #                  Android GKI's CFI, shadow call stacks, ThinLTO,
 #                  full preemption and hardening,
@@ -22,16 +24,17 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: $0 normal|debug|arm64|gki|kcsan|rt [NAME] [TARGET]}
+flavour=${1:?usage: $0 normal|debug|arm64|arm64-debug|gki|kcsan|rt [NAME] [TARGET]}
 name=${2:-$flavour}
 case $flavour in
 normal) fragments=(base tracing x86_64) ;;
 debug) fragments=(base tracing x86_64 debug) ;;
 arm64) fragments=(base tracing arm64) ;;
+arm64-debug) fragments=(base tracing arm64 debug) ;;
 gki) fragments=(base tracing arm64 gki) ;;
 kcsan) fragments=(base tracing x86_64 kcsan) ;;
 rt) fragments=(base tracing x86_64 rt) ;;
-*) die "unknown flavour '$flavour' (normal, debug, arm64, gki, kcsan or rt)" ;;
+*) die "unknown flavour '$flavour' (normal, debug, arm64, arm64-debug, gki, kcsan or rt)" ;;
 esac
 set_flavour "$flavour"
 target=${3:-${KIMAGE##*/}}

@@ -74,19 +74,19 @@ GIT_IDENT_EMAIL=ftrace-mmap-6.1@users.noreply.invalid
 BUSYBOX_ARM64=$BUILD/dl/busybox-arm64/bin/busybox
 
 # set_flavour FLAVOUR: set_arch for the flavour's guest: normal, debug, kcsan
-# and rt are x86_64, arm64 and gki are arm64 (cross-compiled, booted in
-# qemu-system-aarch64).  gki's kernel is built with clang, as Android's GKI
+# and rt are x86_64, arm64, arm64-debug and gki are arm64 (cross-compiled,
+# booted in qemu-system-aarch64).  gki's kernel is built with clang, as Android's GKI
 # is: Debian's clang-16 and its LLVM tools (GKI_LLVM: the LLVM= suffix).
 GKI_LLVM=${GKI_LLVM:--16}
 set_flavour() {
 	case $1 in
 	normal | debug | kcsan | rt) set_arch x86_64 ;;
-	arm64) set_arch arm64 ;;
+	arm64 | arm64-debug) set_arch arm64 ;;
 	gki)
 		set_arch arm64
 		KMAKE=(make -C "$SRC" ARCH="$KARCH" LLVM="$GKI_LLVM" -j"$JOBS")
 		;;
-	*) die "unknown flavour '$1' (normal, debug, arm64, gki, kcsan or rt)" ;;
+	*) die "unknown flavour '$1' (normal, debug, arm64, arm64-debug, gki, kcsan or rt)" ;;
 	esac
 }
 
