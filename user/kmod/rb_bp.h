@@ -61,6 +61,58 @@ static inline int rb_bp_arm(unsigned long func, unsigned int size, int cpu,
 }
 #endif
 
+/*
+ * lock cmpxchg r64, m64 (F0, REX.W, 0F B1, ModRM) whose memory operand is
+ * a register's address: no index, no displacement (or a zero one).
+ */
+static inline bool rb_bp_is_cmpxchg64_at_reg(const u8 *p)
+{
+	u8 mod = p[4] >> 6, rm = p[4] & 7;
+
+	if (p[0] != 0xf0 || (p[1] & 0xf8) != 0x48 || p[2] != 0x0f || p[3] != 0xb1)
+		return false;
+	if (rm == 4)			/* a SIB byte follows */
+		return false;
+	return (mod == 0 && rm != 5) || (mod == 1 && p[5] == 0);
+}
+
+/* Its length: with the zero displacement or without */
+static inline unsigned int rb_bp_cmpxchg64_len(const u8 *p)
+{
+	return p[4] >> 6 ? 6 : 5;
+}
+
+#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
+/* The value of general register @reg (0-15, as ModRM and REX number them) */
+static inline unsigned long rb_bp_reg(struct pt_regs *regs, unsigned int reg)
+{
+	switch (reg) {
+	case 0: return regs->ax;
+	case 1: return regs->cx;
+	case 2: return regs->dx;
+	case 3: return regs->bx;
+	case 5: return regs->bp;
+	case 6: return regs->si;
+	case 7: return regs->di;
+	case 8: return regs->r8;
+	case 9: return regs->r9;
+	case 10: return regs->r10;
+	case 11: return regs->r11;
+	case 12: return regs->r12;
+	case 13: return regs->r13;
+	case 14: return regs->r14;
+	case 15: return regs->r15;
+	}
+	return 0;
+}
+
+/* The address the cmpxchg at @p works on, from the registers @regs */
+static inline unsigned long *rb_bp_cmpxchg64_ptr(struct pt_regs *regs, const u8 *p)
+{
+	return (unsigned long *)rb_bp_reg(regs, (p[4] & 7) | ((p[1] & 1) << 3));
+}
+#endif
+
 /* Put the breakpoints of @bp (RB_BP_MAX entries, NULL or -errno if unset) */
 static inline void rb_bp_release(struct perf_event **bp)
 {

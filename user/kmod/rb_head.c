@@ -105,54 +105,13 @@ static void rb_head_reader(struct work_struct *work)
 
 static DECLARE_WORK(reader_work, rb_head_reader);
 
-/*
- * lock cmpxchg r64, m64 (F0, REX.W, 0F B1, ModRM) whose memory operand is
- * a register's address: no index, no displacement (or a zero one).
- */
-static bool is_cmpxchg64_at_reg(const u8 *p)
-{
-	u8 mod = p[4] >> 6, rm = p[4] & 7;
-
-	if (p[0] != 0xf0 || (p[1] & 0xf8) != 0x48 || p[2] != 0x0f || p[3] != 0xb1)
-		return false;
-	if (rm == 4)			/* a SIB byte follows */
-		return false;
-	return (mod == 0 && rm != 5) || (mod == 1 && p[5] == 0);
-}
-
 #if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
-static unsigned long reg_value(struct pt_regs *regs, unsigned int reg)
-{
-	switch (reg) {
-	case 0: return regs->ax;
-	case 1: return regs->cx;
-	case 2: return regs->dx;
-	case 3: return regs->bx;
-	case 5: return regs->bp;
-	case 6: return regs->si;
-	case 7: return regs->di;
-	case 8: return regs->r8;
-	case 9: return regs->r9;
-	case 10: return regs->r10;
-	case 11: return regs->r11;
-	case 12: return regs->r12;
-	case 13: return regs->r13;
-	case 14: return regs->r14;
-	case 15: return regs->r15;
-	}
-	return 0;
-}
-
 /* The flags in the pointer that the cmpxchg() at regs->ip is about to change */
 static unsigned long pointer_flags(struct pt_regs *regs)
 {
-	const u8 *p = (const u8 *)regs->ip;
-	unsigned long addr;
+	unsigned long *ptr = rb_bp_cmpxchg64_ptr(regs, (const u8 *)regs->ip);
 
-	addr = reg_value(regs, (p[4] & 7) | ((p[1] & 1) << 3));
-	if (!addr)
-		return 0;
-	return READ_ONCE(*(unsigned long *)addr) & 3;
+	return ptr ? READ_ONCE(*ptr) & 3 : 0;
 }
 #else
 static unsigned long pointer_flags(struct pt_regs *regs)
@@ -211,7 +170,7 @@ static int __init rb_head_init(void)
 	if (ret)
 		goto out;
 
-	ret = rb_bp_arm(func, size, cpu, is_cmpxchg64_at_reg, RB_BP_MAX, rb_head_hit, bp, &first);
+	ret = rb_bp_arm(func, size, cpu, rb_bp_is_cmpxchg64_at_reg, RB_BP_MAX, rb_head_hit, bp, &first);
 	if (ret < 0)
 		goto disarm;
 	breakpoints = ret;
