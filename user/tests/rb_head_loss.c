@@ -42,27 +42,7 @@
 #define FUNC		"rb_move_tail"
 #define RFUNC		"__rb_get_reader_page"
 
-FIXTURE(rb) {
-	struct rb_seq	b;
-};
-
-FIXTURE_SETUP(rb)
-{
-	int err;
-
-	rb_seq_init(&self->b, MODULE_PATH, MODULE_NAME);
-	if (self->b.mod_fd < 0)
-		SKIP(return, "no %s (a kernel without loadable modules)", MODULE_PATH);
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "one CPU online: no reader beside the writer");
-	err = rb_seq_open(&self->b, INSTANCE, BUFFER_KB, CPU);
-	ASSERT_EQ(0, err) TH_LOG("instance and mapping: %s", strerror(-err));
-}
-
-FIXTURE_TEARDOWN(rb)
-{
-	rb_seq_close(&self->b);
-}
+RB_SEQ_FIXTURE(2)
 
 TEST_F(rb, loss_counts_the_page_of_a_head_move_interrupted)
 {

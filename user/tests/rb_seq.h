@@ -275,4 +275,35 @@ static inline int rb_seq_drain(struct rb_seq *b, struct rb_seq_seen *s)
 	return 0;
 }
 
+/*
+ * The fixture of the tests whose module of user/kmod/ (MODULE_PATH,
+ * MODULE_NAME) writes into the buffer of CPU of the trace instance
+ * INSTANCE (BUFFER_KB KiB per CPU), which the fixture maps first.
+ * @min_cpus: the CPUs online the test needs (2: a reader beside the
+ * writer). The file includes kselftest_harness.h before this one.
+ */
+#define RB_SEQ_FIXTURE(min_cpus)						\
+FIXTURE(rb) {									\
+	struct rb_seq	b;							\
+};										\
+										\
+FIXTURE_SETUP(rb)								\
+{										\
+	int err;								\
+										\
+	rb_seq_init(&self->b, MODULE_PATH, MODULE_NAME);			\
+	if (self->b.mod_fd < 0)							\
+		SKIP(return, "no %s (a kernel without loadable modules)",	\
+		     MODULE_PATH);						\
+	if (sysconf(_SC_NPROCESSORS_ONLN) < (min_cpus))				\
+		SKIP(return, "one CPU online: no reader beside the writer");	\
+	err = rb_seq_open(&self->b, INSTANCE, BUFFER_KB, CPU);			\
+	ASSERT_EQ(0, err) TH_LOG("instance and mapping: %s", strerror(-err));	\
+}										\
+										\
+FIXTURE_TEARDOWN(rb)								\
+{										\
+	rb_seq_close(&self->b);							\
+}
+
 #endif /* RB_SEQ_H */

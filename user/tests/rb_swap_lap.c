@@ -37,25 +37,7 @@
 #define CPU		0
 #define FUNC		"__rb_get_reader_page"
 
-FIXTURE(rb) {
-	struct rb_seq	b;
-};
-
-FIXTURE_SETUP(rb)
-{
-	int err;
-
-	rb_seq_init(&self->b, MODULE_PATH, MODULE_NAME);
-	if (self->b.mod_fd < 0)
-		SKIP(return, "no %s (a kernel without loadable modules)", MODULE_PATH);
-	err = rb_seq_open(&self->b, INSTANCE, BUFFER_KB, CPU);
-	ASSERT_EQ(0, err) TH_LOG("instance and mapping: %s", strerror(-err));
-}
-
-FIXTURE_TEARDOWN(rb)
-{
-	rb_seq_close(&self->b);
-}
+RB_SEQ_FIXTURE(1)
 
 TEST_F(rb, loss_before_page_swapped_after_a_lap)
 {
