@@ -48,7 +48,6 @@
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
 #include <linux/workqueue.h>
-#include <asm/unaligned.h>
 #include <uapi/linux/trace_mmap.h>
 
 #include "rb_bp.h"
@@ -148,7 +147,10 @@ static unsigned int load_disp(const u8 *p, long *disp)
 		return 4;
 	}
 	if (mod == 2) {
-		*disp = (s32)get_unaligned_le32(p + 3);
+		s32 d;
+
+		memcpy(&d, p + 3, sizeof(d));	/* x86: little-endian */
+		*disp = d;
 		return 7;
 	}
 	return 0;
