@@ -15,6 +15,18 @@
 #include <linux/perf_event.h>
 
 #define RB_BP_MAX	4	/* x86 has four breakpoint registers */
+
+/*
+ * The module parameters @addr and @len: where function @name (a string)
+ * is and its size, from /proc/kallsyms, for rb_bp_arm()
+ */
+#define RB_BP_FUNC_PARAMS(addr, len, name)				\
+	static ulong addr;						\
+	module_param(addr, ulong, 0444);				\
+	MODULE_PARM_DESC(addr, "address of " name);			\
+	static uint len;						\
+	module_param(len, uint, 0444);					\
+	MODULE_PARM_DESC(len, "its size in bytes")
 #define RB_BP_SCAN	6	/* bytes a match function may look at */
 
 /*

@@ -49,9 +49,7 @@
 #define WRITE_MAX	100000			/* bound on the events of 3, 4 */
 #define PAGE_UPDATE	2UL	/* RB_PAGE_UPDATE, in the low bits of a pointer */
 
-static char *instance = "rb_head_flag";
-module_param(instance, charp, 0444);
-MODULE_PARM_DESC(instance, "the trace instance to write into");
+RB_INSTANCE_PARAM("rb_head_flag");
 
 static uint prelim = 1024;
 module_param(prelim, uint, 0444);
@@ -61,13 +59,7 @@ static uint ring_pages;
 module_param(ring_pages, uint, 0444);
 MODULE_PARM_DESC(ring_pages, "pages of the ring, not counting the reader page");
 
-static ulong func;
-module_param(func, ulong, 0444);
-MODULE_PARM_DESC(func, "address of rb_move_tail()");
-
-static uint size;
-module_param(size, uint, 0444);
-MODULE_PARM_DESC(size, "its size in bytes");
+RB_BP_FUNC_PARAMS(func, size, "rb_move_tail()");
 
 /* Results */
 static ulong written;		/* events the buffer took */

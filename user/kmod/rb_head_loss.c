@@ -61,9 +61,7 @@
 #define PAGE_UPDATE	2UL	/* RB_PAGE_UPDATE */
 #define FLAGS		3UL
 
-static char *instance = "rb_head_loss";
-module_param(instance, charp, 0444);
-MODULE_PARM_DESC(instance, "the trace instance to write into");
+RB_INSTANCE_PARAM("rb_head_loss");
 
 static uint prelim = 1024;
 module_param(prelim, uint, 0444);
@@ -73,21 +71,9 @@ static uint ring_pages;
 module_param(ring_pages, uint, 0444);
 MODULE_PARM_DESC(ring_pages, "pages of the ring, not counting the reader page");
 
-static ulong func;
-module_param(func, ulong, 0444);
-MODULE_PARM_DESC(func, "address of rb_move_tail()");
+RB_BP_FUNC_PARAMS(func, size, "rb_move_tail()");
 
-static uint size;
-module_param(size, uint, 0444);
-MODULE_PARM_DESC(size, "its size in bytes");
-
-static ulong rfunc;
-module_param(rfunc, ulong, 0444);
-MODULE_PARM_DESC(rfunc, "address of __rb_get_reader_page()");
-
-static uint rsize;
-module_param(rsize, uint, 0444);
-MODULE_PARM_DESC(rsize, "its size in bytes");
+RB_BP_FUNC_PARAMS(rfunc, rsize, "__rb_get_reader_page()");
 
 /* Results */
 static ulong written;		/* events the buffer took */

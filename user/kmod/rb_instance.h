@@ -23,6 +23,12 @@
 #define get_instance(name)		trace_array_get_by_name(name)
 #endif
 
+/* The module parameter "instance": the trace instance, @def by default */
+#define RB_INSTANCE_PARAM(def)						\
+	static char *instance = def;					\
+	module_param(instance, charp, 0444);				\
+	MODULE_PARM_DESC(instance, "the trace instance to write into")
+
 /*
  * Trace instance @name, and the trace_pipe_raw of its CPU @cpu opened
  * non-blocking (the test maps it first): 0 with a reference on both, put

@@ -34,9 +34,7 @@
 
 #define LAP_MAX		100000	/* bound on the events of the handler */
 
-static char *instance = "rb_swap_lap";
-module_param(instance, charp, 0444);
-MODULE_PARM_DESC(instance, "the trace instance to write into");
+RB_INSTANCE_PARAM("rb_swap_lap");
 
 static uint prelim = 1024;
 module_param(prelim, uint, 0444);
@@ -46,13 +44,7 @@ static uint lap_pages;
 module_param(lap_pages, uint, 0444);
 MODULE_PARM_DESC(lap_pages, "pages of the ring, not counting the reader page");
 
-static ulong func;
-module_param(func, ulong, 0444);
-MODULE_PARM_DESC(func, "address of __rb_get_reader_page()");
-
-static uint size;
-module_param(size, uint, 0444);
-MODULE_PARM_DESC(size, "its size in bytes");
+RB_BP_FUNC_PARAMS(func, size, "__rb_get_reader_page()");
 
 /* Results */
 static ulong written;		/* events the buffer took, all steps */

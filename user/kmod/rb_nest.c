@@ -38,9 +38,7 @@
 #define NESTED_MAX	100000		/* bound on the events of step 3 */
 #define READER_WAIT_NS	(5 * NSEC_PER_SEC)	/* bound on step 4 */
 
-static char *instance = "rb_commit_lost";
-module_param(instance, charp, 0444);
-MODULE_PARM_DESC(instance, "the trace instance to write into");
+RB_INSTANCE_PARAM("rb_commit_lost");
 
 static uint prelim = 512;
 module_param(prelim, uint, 0444);

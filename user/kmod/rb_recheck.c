@@ -31,9 +31,7 @@
 
 #define WRITE_MAX	100000	/* bound on the events of the handler */
 
-static char *instance = "rb_watermark";
-module_param(instance, charp, 0444);
-MODULE_PARM_DESC(instance, "the trace instance to write into");
+RB_INSTANCE_PARAM("rb_watermark");
 
 static int pid;
 module_param(pid, int, 0444);

@@ -47,17 +47,9 @@
 #define HOLD_NS		(50 * NSEC_PER_MSEC)	/* the reader waits this long first */
 #define WRITE_MAX	10000			/* bound on the events written */
 
-static char *instance = "rb_wake_stall";
-module_param(instance, charp, 0444);
-MODULE_PARM_DESC(instance, "the trace instance to write into");
+RB_INSTANCE_PARAM("rb_wake_stall");
 
-static ulong func;
-module_param(func, ulong, 0444);
-MODULE_PARM_DESC(func, "address of rb_move_tail()");
-
-static uint size;
-module_param(size, uint, 0444);
-MODULE_PARM_DESC(size, "its size in bytes");
+RB_BP_FUNC_PARAMS(func, size, "rb_move_tail()");
 
 static ulong wake;
 module_param(wake, ulong, 0444);
