@@ -104,8 +104,7 @@ module_param(reader_cpu, int, 0444);
 static struct trace_buffer *buffer;
 static struct file *pipe;
 static struct task_struct *writer, *reader;
-static unsigned long *move_ptr;	/* the pointer into the page the head moves off */
-static bool armed, go, held, stop;
+static bool armed, go, stop;
 
 static void rb_head_loss_reader(struct work_struct *work)
 {
@@ -225,6 +224,9 @@ static bool is_reader_target(const u8 *p)
 }
 
 #if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_HW_BREAKPOINT)
+static unsigned long *move_ptr;	/* the pointer into the page the head moves off */
+static bool held;		/* the reader is at its breakpoint */
+
 static void rb_head_loss_writer_hit(struct perf_event *bp,
 				    struct perf_sample_data *data,
 				    struct pt_regs *regs)
