@@ -140,7 +140,6 @@ static int __init rb_head_init(void)
 {
 	struct perf_event *bp[RB_BP_MAX] = {};
 	struct trace_array *tr;
-	unsigned long flags;
 	uint first, lost = 0;
 	ulong bound;
 	int ret;
@@ -168,18 +167,8 @@ static int __init rb_head_init(void)
 	breakpoints = ret;
 	ret = 0;
 
-	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
-	WRITE_ONCE(armed, true);
-	local_irq_save(flags);
-	for (bound = written + WRITE_MAX; !hits && written < bound;) {
-		ret = rb_write_seq_lost(buffer, cpu, &written, &lost);
-		if (ret)
-			break;
-	}
-	local_irq_restore(flags);
-	WRITE_ONCE(armed, false);
-	WRITE_ONCE(stop, true);		/* the work item ends if it still waits */
-	flush_work(&reader_work);
+	ret = rb_write_armed(buffer, cpu, &written, &lost, WRITE_MAX, &armed,
+			     &hits, &stop, &reader_work, reader_cpu);
 	if (ret)
 		goto disarm;
 

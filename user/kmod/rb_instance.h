@@ -13,6 +13,7 @@
 #include <linux/timekeeping.h>
 #include <linux/trace.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
 
 #include "trace.h"
 
@@ -122,6 +123,38 @@ static inline bool rb_spin_until(bool *flag, bool *stop, u64 ns)
 		cpu_relax();
 	}
 	return true;
+}
+
+/*
+ * The armed phase of the modules whose breakpoint handler acts once in
+ * the writer, this task, and lets @work, queued on @reader_cpu, read:
+ * with *@armed set and interrupts off (no other buffer's writer on this
+ * CPU meets the breakpoints), events until *@hits is set or @max more
+ * were written (*@pages counts the pages overwritten); then *@armed
+ * cleared, *@stop set (the work item ends if it still waits) and the work
+ * item waited for. 0, or -EIO if the buffer refused an event.
+ */
+static inline int rb_write_armed(struct trace_buffer *buffer, int cpu,
+				 unsigned long *written, unsigned int *pages,
+				 unsigned long max, bool *armed, unsigned int *hits,
+				 bool *stop, struct work_struct *work, int reader_cpu)
+{
+	unsigned long flags, bound = *written + max;
+	int ret = 0;
+
+	queue_work_on(reader_cpu, system_highpri_wq, work);
+	WRITE_ONCE(*armed, true);
+	local_irq_save(flags);
+	while (!READ_ONCE(*hits) && *written < bound) {
+		ret = rb_write_seq_lost(buffer, cpu, written, pages);
+		if (ret)
+			break;
+	}
+	local_irq_restore(flags);
+	WRITE_ONCE(*armed, false);
+	WRITE_ONCE(*stop, true);
+	flush_work(work);
+	return ret;
 }
 
 static inline void rb_instance_close(struct trace_array *tr, struct file *pipe)

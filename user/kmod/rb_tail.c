@@ -124,7 +124,6 @@ static int __init rb_tail_init(void)
 {
 	struct perf_event *bp[RB_BP_MAX] = {};
 	struct trace_array *tr;
-	unsigned long flags;
 	uint before;
 	ulong bound;
 	int ret;
@@ -149,19 +148,9 @@ static int __init rb_tail_init(void)
 	if (ret < 0)
 		goto disarm;
 
-	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
-	WRITE_ONCE(armed, true);
 	/* A page holds fewer than @prelim events: a move comes before that */
-	local_irq_save(flags);
-	for (bound = written + prelim; !hits && written < bound;) {
-		ret = rb_write_seq_lost(buffer, cpu, &written, &moves);
-		if (ret)
-			break;
-	}
-	local_irq_restore(flags);
-	WRITE_ONCE(armed, false);
-	WRITE_ONCE(stop, true);		/* the work item ends if it still waits */
-	flush_work(&reader_work);
+	ret = rb_write_armed(buffer, cpu, &written, &moves, prelim, &armed,
+			     &hits, &stop, &reader_work, reader_cpu);
 	if (ret)
 		goto disarm;
 
