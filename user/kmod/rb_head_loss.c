@@ -307,10 +307,7 @@ static int __init rb_head_loss_init(void)
 	buffer = tr->array_buffer.buffer;
 	writer = current;
 
-	ret = rb_write_seq(buffer, prelim, &written);
-	if (ret)
-		goto out;
-	ret = pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
+	ret = rb_write_then_swap(buffer, pipe, prelim, &written);
 	if (ret)
 		goto out;
 	overrun_before = ring_buffer_overrun_cpu(buffer, cpu);

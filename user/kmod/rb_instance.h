@@ -15,6 +15,8 @@
 #include <linux/version.h>
 #include <linux/workqueue.h>
 
+#include <uapi/linux/trace_mmap.h>
+
 #include "trace.h"
 
 /* 6.1 and 6.12, the two kernels of the series */
@@ -89,6 +91,22 @@ static inline int rb_write_seq(struct trace_buffer *buffer, unsigned long n,
 		(*written)++;
 	}
 	return 0;
+}
+
+/*
+ * rb_write_seq() of @n events, then one TRACE_MMAP_IOCTL_GET_READER of
+ * @pipe (the buffer is mapped): the reader's next search for the head
+ * starts where that swap left it. 0, or -errno of the step that failed.
+ */
+static inline int rb_write_then_swap(struct trace_buffer *buffer,
+				     struct file *pipe, unsigned long n,
+				     unsigned long *written)
+{
+	int ret = rb_write_seq(buffer, n, written);
+
+	if (ret)
+		return ret;
+	return pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0);
 }
 
 /*

@@ -44,7 +44,6 @@ RB_SEQ_FIXTURE(2)
 
 TEST_F(rb, no_second_head_from_an_interrupting_writer)
 {
-	struct trace_buffer_meta *meta = self->b.meta;
 	unsigned long long func, size;
 	unsigned int ring;
 	char params[160];
@@ -53,11 +52,10 @@ TEST_F(rb, no_second_head_from_an_interrupting_writer)
 
 	if (!kallsyms_range(FUNC, &func, &size))
 		SKIP(return, "no " FUNC " in /proc/kallsyms");
-	ring = meta->nr_subbufs - 1;	/* the reader page is not in the ring */
-	/* A lap and a half: the ring is full */
+	ring = rb_seq_ring_pages(&self->b);
 	snprintf(params, sizeof(params),
 		 "instance=%s prelim=%u ring_pages=%u func=%llu size=%llu",
-		 INSTANCE, rb_seq_per_subbuf(&self->b) * (ring * 3 / 2 + 1), ring,
+		 INSTANCE, rb_seq_lap_and_a_half(&self->b), ring,
 		 func, size);
 
 	err = rb_seq_load(&self->b, params);

@@ -57,11 +57,10 @@ TEST_F(rb, loss_counts_the_page_of_a_head_move_interrupted)
 		SKIP(return, "no " FUNC " in /proc/kallsyms");
 	if (!kallsyms_range(RFUNC, &rfunc, &rsize))
 		SKIP(return, "no " RFUNC " in /proc/kallsyms (inlined)");
-	ring = meta->nr_subbufs - 1;	/* the reader page is not in the ring */
-	/* A lap and a half: the ring is full */
+	ring = rb_seq_ring_pages(&self->b);
 	snprintf(params, sizeof(params),
 		 "instance=%s prelim=%u ring_pages=%u func=%llu size=%llu rfunc=%llu rsize=%llu",
-		 INSTANCE, rb_seq_per_subbuf(&self->b) * (ring * 3 / 2 + 1), ring,
+		 INSTANCE, rb_seq_lap_and_a_half(&self->b), ring,
 		 func, size, rfunc, rsize);
 
 	err = rb_seq_load(&self->b, params);

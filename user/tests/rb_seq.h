@@ -175,6 +175,18 @@ static inline unsigned int rb_seq_per_subbuf(const struct rb_seq *b)
 	       RB_SEQ_EVENT_BYTES;
 }
 
+/* Pages of the ring, the reader page not counted */
+static inline unsigned int rb_seq_ring_pages(const struct rb_seq *b)
+{
+	return b->meta->nr_subbufs - 1;
+}
+
+/* Events of a lap and a half of the ring: once written, the ring is full */
+static inline unsigned int rb_seq_lap_and_a_half(const struct rb_seq *b)
+{
+	return rb_seq_per_subbuf(b) * (rb_seq_ring_pages(b) * 3 / 2 + 1);
+}
+
 /* What the consumer saw */
 struct rb_seq_seen {
 	long long	events;

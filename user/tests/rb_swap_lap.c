@@ -51,11 +51,11 @@ TEST_F(rb, loss_before_page_swapped_after_a_lap)
 
 	if (!kallsyms_range(FUNC, &func, &size))
 		SKIP(return, "no " FUNC " in /proc/kallsyms");
-	ring = meta->nr_subbufs - 1;	/* the reader page is not in the ring */
+	ring = rb_seq_ring_pages(&self->b);
 	/* A lap and a half: events are lost before the head page */
 	snprintf(params, sizeof(params),
 		 "instance=%s prelim=%u lap_pages=%u func=%llu size=%llu",
-		 INSTANCE, rb_seq_per_subbuf(&self->b) * (ring * 3 / 2 + 1), ring,
+		 INSTANCE, rb_seq_lap_and_a_half(&self->b), ring,
 		 func, size);
 
 	id = meta->reader.id;

@@ -46,7 +46,6 @@ RB_SEQ_FIXTURE(2)
 
 TEST_F(rb, writer_moves_to_the_head_readers_left)
 {
-	struct trace_buffer_meta *meta = self->b.meta;
 	unsigned long long func, size;
 	unsigned int ring;
 	char params[160];
@@ -55,11 +54,11 @@ TEST_F(rb, writer_moves_to_the_head_readers_left)
 
 	if (!kallsyms_range(FUNC, &func, &size))
 		SKIP(return, "no " FUNC " in /proc/kallsyms");
-	ring = meta->nr_subbufs - 1;	/* the reader page is not in the ring */
+	ring = rb_seq_ring_pages(&self->b);
 	/* A lap and a half: the ring is full, the head after the tail */
 	snprintf(params, sizeof(params),
 		 "instance=%s prelim=%u ring_pages=%u func=%llu size=%llu",
-		 INSTANCE, rb_seq_per_subbuf(&self->b) * (ring * 3 / 2 + 1), ring,
+		 INSTANCE, rb_seq_lap_and_a_half(&self->b), ring,
 		 func, size);
 
 	err = rb_seq_load(&self->b, params);
