@@ -17,7 +17,8 @@ export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 
 S := scripts
 
-.PHONY: help deps source tree export kernel kernel-debug kernel-arm64 kernel-arm64-debug kernel-gki tests initramfs \
+.PHONY: help deps source tree export kernel kernel-debug kernel-arm64 kernel-arm64-debug kernel-gki \
+	kernel-debian kernel-debian-arm64 tests initramfs \
 	boot check demo trace bench series-check lint matrix kcsan kcsan-base rt clean
 
 help:
@@ -43,11 +44,13 @@ help:
 	@echo '                      ($(BUILD)/obj/arm64-debug; boot with FLAVOUR=arm64-debug)'
 	@echo '  make kernel-gki     build the GKI-style arm64 kernel ($(BUILD)/obj/gki: clang, CFI,'
 	@echo '                      shadow call stacks, ThinLTO, PREEMPT; boot with FLAVOUR=gki)'
+	@echo '  make kernel-debian  the series with Debian 12'"'"'s own amd64 config ($(BUILD)/obj/debian;'
+	@echo '                      boot with FLAVOUR=debian); kernel-debian-arm64: its arm64 config'
 	@echo '  make tests          headers, ring-buffer kselftests, user/ programs (FLAVOUR=arm64:'
 	@echo '                      cross-compiled into $(BUILD)/arm64)'
 	@echo '  make initramfs      pack the guest ($(BUILD)/initramfs-guest.cpio.gz; FLAVOUR=arm64:'
 	@echo '                      $(BUILD)/initramfs-arm64.cpio.gz)'
-	@echo '  make boot           boot FLAVOUR=normal|debug|arm64|arm64-debug|gki in MODE=check|demo|bench|shell'
+	@echo '  make boot           boot FLAVOUR=normal|debug|arm64|arm64-debug|gki|debian|debian-arm64 in MODE=check|demo|bench|shell'
 	@echo '  make series-check   the series applies, checkpatch --strict, every prefix builds'
 	@echo '  make lint           W=1 + sparse on kernel/trace/: no new warnings vs the base'
 	@echo '  make matrix         kernel/trace/ with W=1 in Debian amd64, ftrace-minimal, i386, arm64,'
@@ -96,6 +99,14 @@ kernel-arm64: deps
 kernel-arm64-debug: deps
 	@$(S)/tree.sh --if-missing
 	@$(S)/kernel.sh arm64-debug
+
+kernel-debian: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/kernel.sh debian
+
+kernel-debian-arm64: deps
+	@$(S)/tree.sh --if-missing
+	@$(S)/kernel.sh debian-arm64
 
 tests: deps
 	@$(S)/tree.sh --if-missing

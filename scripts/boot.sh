@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Boot a kernel with the guest initramfs in QEMU (TCG) and judge the run.
 #
-#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64|arm64-debug|gki|kcsan|rt,
-#                             MODE check|demo|bench|shell|trace
+#   boot.sh FLAVOUR MODE      FLAVOUR normal|debug|arm64|arm64-debug|gki|kcsan|rt|
+#                             debian|debian-arm64, MODE check|demo|bench|shell|trace
 #
-# normal, debug, kcsan and rt boot qemu-system-x86_64 (pc) with the x86_64 guest;
-# arm64, arm64-debug and gki boot qemu-system-aarch64 (-M virt, -cpu $ARM64_CPU: max)
-# with the arm64 guest.
+# normal, debug, kcsan, rt and debian boot qemu-system-x86_64 (pc) with the x86_64
+# guest; arm64, arm64-debug, gki and debian-arm64 boot qemu-system-aarch64 (-M virt,
+# -cpu $ARM64_CPU: max) with the arm64 guest.
 #
 # Environment: SMP (vCPUs, 4), TIMEOUT (seconds; default by flavour),
 # QEMU_EXTRA (more qemu arguments), KERNEL (boot this bzImage, or arm64
@@ -30,9 +30,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: $0 normal|debug|arm64|arm64-debug|gki|kcsan|rt check|demo|bench|shell|trace}
+flavour=${1:?usage: $0 normal|debug|arm64|arm64-debug|gki|kcsan|rt|debian|debian-arm64 check|demo|bench|shell|trace}
 mode=${2:-check}
-case $flavour in normal | debug | arm64 | arm64-debug | gki | kcsan | rt) ;; *) die "unknown flavour '$flavour'" ;; esac
+case $flavour in normal | debug | arm64 | arm64-debug | gki | kcsan | rt | debian | debian-arm64) ;; *) die "unknown flavour '$flavour'" ;; esac
 case $mode in check | demo | bench | shell | trace) ;; *) die "unknown mode '$mode'" ;; esac
 set_flavour "$flavour"
 
@@ -40,8 +40,8 @@ SMP=${SMP:-4}
 MEM=${MEM:-2G}
 case $flavour in
 normal) TIMEOUT=${TIMEOUT:-600} ;;
-debug | arm64 | gki | kcsan | rt) TIMEOUT=${TIMEOUT:-1200} ;;
-arm64-debug) TIMEOUT=${TIMEOUT:-2400} ;;
+debug | arm64 | gki | kcsan | rt | debian) TIMEOUT=${TIMEOUT:-1200} ;;
+arm64-debug | debian-arm64) TIMEOUT=${TIMEOUT:-2400} ;;
 esac
 kernel=${KERNEL:-$OBJ/$flavour/$KIMAGE}
 case $kernel in /*) ;; *) kernel=$TOP/$kernel ;; esac
@@ -50,6 +50,8 @@ case $flavour in
 arm64) make_kernel="'make kernel-arm64'" make_initrd="'make initramfs FLAVOUR=arm64'" ;;
 arm64-debug) make_kernel="'make kernel-arm64-debug'" make_initrd="'make initramfs FLAVOUR=arm64'" ;;
 gki) make_kernel="'make kernel-gki'" make_initrd="'make initramfs FLAVOUR=arm64'" ;;
+debian) make_kernel="'make kernel-debian'" make_initrd="'make initramfs'" ;;
+debian-arm64) make_kernel="'make kernel-debian-arm64'" make_initrd="'make initramfs FLAVOUR=arm64'" ;;
 *) make_kernel="'make kernel' (or 'make kernel-debug')" make_initrd="'make initramfs'" ;;
 esac
 [ -f "$kernel" ] || die "no kernel image $kernel: run $make_kernel"

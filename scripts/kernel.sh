@@ -16,7 +16,12 @@
 #         kcsan  = normal + config/kcsan.config (the function tracer off, so
 #                  that KCSAN instruments kernel/trace/),
 #         rt     = normal + config/rt.config (PREEMPT_RT with lockdep; the
-#                  6.12 series: 6.1 has no PREEMPT_RT).
+#                  6.12 series: 6.1 has no PREEMPT_RT),
+#         debian = Debian 12's own amd64 config (linux-config-6.1) +
+#                  config/matrix-debian.config (no debug info); only
+#                  the vmlinux exports are made for the test modules,
+#                  not Debian's thousands of modules,
+#         debian-arm64 = the same with Debian 12's arm64 config.
 # NAME is the object folder (default: FLAVOUR), TARGET the make target
 # (default: the boot image, bzImage or Image).  The config is made again
 # whenever a fragment changes, and every option a fragment asks for is
@@ -24,8 +29,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: $0 normal|debug|arm64|arm64-debug|gki|kcsan|rt [NAME] [TARGET]}
+flavour=${1:?usage: $0 normal|debug|arm64|arm64-debug|gki|kcsan|rt|debian|debian-arm64 [NAME] [TARGET]}
 name=${2:-$flavour}
+# start: the config the fragments are merged on (an xz file: Debian's)
+start=tinyconfig
 case $flavour in
 normal) fragments=(base tracing x86_64) ;;
 debug) fragments=(base tracing x86_64 debug) ;;
@@ -34,7 +41,12 @@ arm64-debug) fragments=(base tracing arm64 debug) ;;
 gki) fragments=(base tracing arm64 gki) ;;
 kcsan) fragments=(base tracing x86_64 kcsan) ;;
 rt) fragments=(base tracing x86_64 rt) ;;
-*) die "unknown flavour '$flavour' (normal, debug, arm64, arm64-debug, gki, kcsan or rt)" ;;
+debian) fragments=(matrix-debian) start=$DEBIAN_CONFIGS/config.amd64_none_amd64.xz ;;
+debian-arm64) fragments=(matrix-debian) start=$DEBIAN_CONFIGS/config.arm64_none_arm64.xz ;;
+*) die "unknown flavour '$flavour' (normal, debug, arm64, arm64-debug, gki, kcsan, rt, debian or debian-arm64)" ;;
+esac
+case $start in
+*.xz) [ -f "$start" ] || die "$start is missing: run 'make deps' (linux-config-6.1, linux-config-6.1:arm64)" ;;
 esac
 set_flavour "$flavour"
 target=${3:-${KIMAGE##*/}}
@@ -46,6 +58,7 @@ for f in "${fragments[@]}"; do frag_paths+=("$TOP/config/$f.config"); done
 stamp=$({
 	cat "${frag_paths[@]}"
 	[ "$flavour" != gki ] || echo "LLVM=$GKI_LLVM"
+	case $start in *.xz) xzcat "$start" ;; esac
 } | sha256sum | cut -c1-16)
 
 # check_config: every CONFIG_X=v and "# CONFIG_X is not set" of the
@@ -84,11 +97,14 @@ check_config() {
 }
 
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.ftmmap-config" 2>/dev/null)" != "$stamp" ]; then
-	say "configuring kernel ($name, $KARCH: tinyconfig + ${fragments[*]})"
+	say "configuring kernel ($name, $KARCH: ${start##*/} + ${fragments[*]})"
 	mkdir -p "$obj" "$LOGS"
 	rm -f "$obj/.ftmmap-config"
 	{
-		"${KMAKE[@]}" O="$obj" tinyconfig
+		case $start in
+		*.xz) xzcat "$start" >"$obj/.config" ;;
+		*) "${KMAKE[@]}" O="$obj" "$start" ;;
+		esac
 		(cd "$obj" && "$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frag_paths[@]}")
 		"${KMAKE[@]}" O="$obj" olddefconfig
 	} >"$LOGS/config-$name.log" 2>&1 || {
@@ -116,9 +132,20 @@ if [ "$target" = "${KIMAGE##*/}" ] && [ -d "$TOP/user/kmod" ] &&
 	mkdir -p "$kmod"
 	cp "$TOP"/user/kmod/* "$kmod/"
 	# modules: the linker script and Module.symvers (vmlinux's exports)
-	# that an external module is built with
-	run_logged "$LOGS/build-$name-modules.log" "${KMAKE[@]}" O="$obj" modules ||
-		die "make modules failed ($name): see $LOGS/build-$name-modules.log"
+	# that an external module is built with. Debian's configs have
+	# thousands of modules, hours of build here: the test modules need
+	# vmlinux's exports only, which the image's build wrote.
+	case $start in
+	*.xz)
+		run_logged "$LOGS/build-$name-modules.log" "${KMAKE[@]}" O="$obj" modules_prepare ||
+			die "make modules_prepare failed ($name): see $LOGS/build-$name-modules.log"
+		cp "$obj/vmlinux.symvers" "$obj/Module.symvers"
+		;;
+	*)
+		run_logged "$LOGS/build-$name-modules.log" "${KMAKE[@]}" O="$obj" modules ||
+			die "make modules failed ($name): see $LOGS/build-$name-modules.log"
+		;;
+	esac
 	run_logged "$LOGS/build-$name-kmod.log" "${KMAKE[@]}" O="$obj" modules M="$kmod" ||
 		die "the test modules do not build ($name): see $LOGS/build-$name-kmod.log"
 	note "test modules: $(cd "$kmod" && echo *.ko)"

@@ -73,20 +73,24 @@ GIT_IDENT_EMAIL=ftrace-mmap-6.1@users.noreply.invalid
 # the host's busybox-static).
 BUSYBOX_ARM64=$BUILD/dl/busybox-arm64/bin/busybox
 
-# set_flavour FLAVOUR: set_arch for the flavour's guest: normal, debug, kcsan
-# and rt are x86_64, arm64, arm64-debug and gki are arm64 (cross-compiled,
-# booted in qemu-system-aarch64).  gki's kernel is built with clang, as Android's GKI
+# Debian 12's own kernel configs (package linux-config-6.1, amd64 and
+# arm64): the debian flavours and the config matrix start from them.
+DEBIAN_CONFIGS=/usr/src/linux-config-6.1
+
+# set_flavour FLAVOUR: set_arch for the flavour's guest: normal, debug, kcsan,
+# rt and debian are x86_64, arm64, arm64-debug, gki and debian-arm64 are
+# arm64 (cross-compiled, booted in qemu-system-aarch64).  gki's kernel is built with clang, as Android's GKI
 # is: Debian's clang-16 and its LLVM tools (GKI_LLVM: the LLVM= suffix).
 GKI_LLVM=${GKI_LLVM:--16}
 set_flavour() {
 	case $1 in
-	normal | debug | kcsan | rt) set_arch x86_64 ;;
-	arm64 | arm64-debug) set_arch arm64 ;;
+	normal | debug | kcsan | rt | debian) set_arch x86_64 ;;
+	arm64 | arm64-debug | debian-arm64) set_arch arm64 ;;
 	gki)
 		set_arch arm64
 		KMAKE=(make -C "$SRC" ARCH="$KARCH" LLVM="$GKI_LLVM" -j"$JOBS")
 		;;
-	*) die "unknown flavour '$1' (normal, debug, arm64, arm64-debug, gki, kcsan or rt)" ;;
+	*) die "unknown flavour '$1' (normal, debug, arm64, arm64-debug, gki, kcsan, rt, debian or debian-arm64)" ;;
 	esac
 }
 

@@ -33,7 +33,6 @@ need_tree
 
 ALL=(debian-amd64 ftrace-minimal i386 arm64 gki-clang)
 WT=$BUILD/matrix/src
-DEBIAN_CONFIGS=/usr/src/linux-config-6.1
 dir=${MATRIX_DIR:-kernel/trace/}
 BASELINES=$TOP/config/matrix-base
 record=0
