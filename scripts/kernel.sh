@@ -31,8 +31,8 @@ set -euo pipefail
 
 flavour=${1:?usage: $0 normal|debug|arm64|arm64-debug|gki|kcsan|rt|debian|debian-arm64 [NAME] [TARGET]}
 name=${2:-$flavour}
-# start: the config the fragments are merged on (an xz file: Debian's)
-start=tinyconfig
+# base_config: the config the fragments are merged on (an xz file: Debian's)
+base_config=tinyconfig
 case $flavour in
 normal) fragments=(base tracing x86_64) ;;
 debug) fragments=(base tracing x86_64 debug) ;;
@@ -41,12 +41,12 @@ arm64-debug) fragments=(base tracing arm64 debug) ;;
 gki) fragments=(base tracing arm64 gki) ;;
 kcsan) fragments=(base tracing x86_64 kcsan) ;;
 rt) fragments=(base tracing x86_64 rt) ;;
-debian) fragments=(matrix-debian) start=$DEBIAN_CONFIGS/config.amd64_none_amd64.xz ;;
-debian-arm64) fragments=(matrix-debian) start=$DEBIAN_CONFIGS/config.arm64_none_arm64.xz ;;
+debian) fragments=(matrix-debian) base_config=$DEBIAN_CONFIGS/config.amd64_none_amd64.xz ;;
+debian-arm64) fragments=(matrix-debian) base_config=$DEBIAN_CONFIGS/config.arm64_none_arm64.xz ;;
 *) die "unknown flavour '$flavour' (normal, debug, arm64, arm64-debug, gki, kcsan, rt, debian or debian-arm64)" ;;
 esac
-case $start in
-*.xz) [ -f "$start" ] || die "$start is missing: run 'make deps' (linux-config-6.1, linux-config-6.1:arm64)" ;;
+case $base_config in
+*.xz) [ -f "$base_config" ] || die "$base_config is missing: run 'make deps' (linux-config-6.1, linux-config-6.1:arm64)" ;;
 esac
 set_flavour "$flavour"
 target=${3:-${KIMAGE##*/}}
@@ -58,7 +58,7 @@ for f in "${fragments[@]}"; do frag_paths+=("$TOP/config/$f.config"); done
 stamp=$({
 	cat "${frag_paths[@]}"
 	[ "$flavour" != gki ] || echo "LLVM=$GKI_LLVM"
-	case $start in *.xz) xzcat "$start" ;; esac
+	case $base_config in *.xz) xzcat "$base_config" ;; esac
 } | sha256sum | cut -c1-16)
 
 # check_config: every CONFIG_X=v and "# CONFIG_X is not set" of the
@@ -97,13 +97,13 @@ check_config() {
 }
 
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.ftmmap-config" 2>/dev/null)" != "$stamp" ]; then
-	say "configuring kernel ($name, $KARCH: ${start##*/} + ${fragments[*]})"
+	say "configuring kernel ($name, $KARCH: ${base_config##*/} + ${fragments[*]})"
 	mkdir -p "$obj" "$LOGS"
 	rm -f "$obj/.ftmmap-config"
 	{
-		case $start in
-		*.xz) xzcat "$start" >"$obj/.config" ;;
-		*) "${KMAKE[@]}" O="$obj" "$start" ;;
+		case $base_config in
+		*.xz) xzcat "$base_config" >"$obj/.config" ;;
+		*) "${KMAKE[@]}" O="$obj" "$base_config" ;;
 		esac
 		(cd "$obj" && "$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frag_paths[@]}")
 		"${KMAKE[@]}" O="$obj" olddefconfig
@@ -135,7 +135,7 @@ if [ "$target" = "${KIMAGE##*/}" ] && [ -d "$TOP/user/kmod" ] &&
 	# that an external module is built with. Debian's configs have
 	# thousands of modules, hours of build here: the test modules need
 	# vmlinux's exports only, which the image's build wrote.
-	case $start in
+	case $base_config in
 	*.xz)
 		run_logged "$LOGS/build-$name-modules.log" "${KMAKE[@]}" O="$obj" modules_prepare ||
 			die "make modules_prepare failed ($name): see $LOGS/build-$name-modules.log"
