@@ -84,29 +84,12 @@ kernel: deps
 	@$(S)/tree.sh --if-missing
 	@$(S)/kernel.sh normal
 
-kernel-debug: deps
+# kernel-FLAVOUR: scripts/kernel.sh FLAVOUR (a static pattern rule: make
+# looks for no implicit rule for a .PHONY target)
+KERNEL_FLAVOURS := debug gki arm64 arm64-debug debian debian-arm64
+$(addprefix kernel-,$(KERNEL_FLAVOURS)): kernel-%: deps
 	@$(S)/tree.sh --if-missing
-	@$(S)/kernel.sh debug
-
-kernel-gki: deps
-	@$(S)/tree.sh --if-missing
-	@$(S)/kernel.sh gki
-
-kernel-arm64: deps
-	@$(S)/tree.sh --if-missing
-	@$(S)/kernel.sh arm64
-
-kernel-arm64-debug: deps
-	@$(S)/tree.sh --if-missing
-	@$(S)/kernel.sh arm64-debug
-
-kernel-debian: deps
-	@$(S)/tree.sh --if-missing
-	@$(S)/kernel.sh debian
-
-kernel-debian-arm64: deps
-	@$(S)/tree.sh --if-missing
-	@$(S)/kernel.sh debian-arm64
+	@$(S)/kernel.sh $*
 
 tests: deps
 	@$(S)/tree.sh --if-missing
