@@ -13,8 +13,9 @@ PKGS=(
 	cpio xz-utils rsync git perl python3
 	busybox-static qemu-system-x86 sparse
 	# tests link libtraceevent and libtracefs statically; make matrix
-	# starts from Debian's own kernel configs
+	# and the debian flavours start from Debian's own kernel configs
 	libtraceevent-dev libtracefs-dev linux-config-6.1 linux-config-6.1:arm64
+	linux-config-6.12 linux-config-6.12:arm64
 	# map_test as a 32-bit program in the x86_64 guest (gcc -m32): gcc-12's
 	# multilib, as gcc-multilib conflicts with gcc-aarch64-linux-gnu
 	gcc-12-multilib

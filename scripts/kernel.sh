@@ -17,7 +17,8 @@
 #                  that KCSAN instruments kernel/trace/),
 #         rt     = normal + config/rt.config (PREEMPT_RT with lockdep; the
 #                  6.12 series: 6.1 has no PREEMPT_RT),
-#         debian = Debian 12's own amd64 config (linux-config-6.1) +
+#         debian = Debian 12's own amd64 config (linux-config-6.1; with
+#                  SERIES=6.12, bookworm-backports' linux-config-6.12) +
 #                  config/matrix-debian.config (no debug info); only
 #                  the vmlinux exports are made for the test modules,
 #                  not Debian's thousands of modules,
@@ -46,7 +47,7 @@ debian-arm64) fragments=(matrix-debian) base_config=$DEBIAN_CONFIGS/config.arm64
 *) die "unknown flavour '$flavour' (normal, debug, arm64, arm64-debug, gki, kcsan, rt, debian or debian-arm64)" ;;
 esac
 case $base_config in
-*.xz) [ -f "$base_config" ] || die "$base_config is missing: run 'make deps' (linux-config-6.1, linux-config-6.1:arm64)" ;;
+*.xz) [ -f "$base_config" ] || die "$base_config is missing: run 'make deps' (linux-config-$SERIES, linux-config-$SERIES:arm64)" ;;
 esac
 set_flavour "$flavour"
 target=${3:-${KIMAGE##*/}}

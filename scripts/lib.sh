@@ -73,9 +73,10 @@ GIT_IDENT_EMAIL=ftrace-mmap-6.1@users.noreply.invalid
 # the host's busybox-static).
 BUSYBOX_ARM64=$BUILD/dl/busybox-arm64/bin/busybox
 
-# Debian 12's own kernel configs (package linux-config-6.1, amd64 and
-# arm64): the debian flavours and the config matrix start from them.
-DEBIAN_CONFIGS=/usr/src/linux-config-6.1
+# Debian 12's own kernel configs of the series' kernel (packages
+# linux-config-6.1 and, from bookworm-backports, linux-config-6.12; amd64
+# and arm64): the debian flavours and the config matrix start from them.
+DEBIAN_CONFIGS=/usr/src/linux-config-$SERIES
 
 # set_flavour FLAVOUR: set_arch for the flavour's guest: normal, debug, kcsan,
 # rt and debian are x86_64, arm64, arm64-debug, gki and debian-arm64 are
