@@ -17,8 +17,7 @@ export BUILD PATCHES KERNEL_SRC SMP TIMEOUT QEMU_EXTRA KERNEL ARGS JOBS
 
 S := scripts
 
-.PHONY: help deps source tree export kernel kernel-debug kernel-arm64 kernel-arm64-debug kernel-gki \
-	kernel-debian kernel-debian-arm64 tests initramfs \
+.PHONY: help deps source tree export kernel tests initramfs \
 	boot check demo trace bench series-check lint matrix kcsan kcsan-base rt clean
 
 help:
@@ -87,6 +86,7 @@ kernel: deps
 # kernel-FLAVOUR: scripts/kernel.sh FLAVOUR (a static pattern rule: make
 # looks for no implicit rule for a .PHONY target)
 KERNEL_FLAVOURS := debug gki arm64 arm64-debug debian debian-arm64
+.PHONY: $(addprefix kernel-,$(KERNEL_FLAVOURS))
 $(addprefix kernel-,$(KERNEL_FLAVOURS)): kernel-%: deps
 	@$(S)/tree.sh --if-missing
 	@$(S)/kernel.sh $*
