@@ -46,9 +46,7 @@ debian) fragments=(matrix-debian) base_config=$DEBIAN_CONFIGS/config.amd64_none_
 debian-arm64) fragments=(matrix-debian) base_config=$DEBIAN_CONFIGS/config.arm64_none_arm64.xz ;;
 *) die "unknown flavour '$flavour' (normal, debug, arm64, arm64-debug, gki, kcsan, rt, debian or debian-arm64)" ;;
 esac
-case $base_config in
-*.xz) [ -f "$base_config" ] || die "$base_config is missing: run 'make deps' (linux-config-$SERIES, linux-config-$SERIES:arm64)" ;;
-esac
+need_base_config "$base_config"
 set_flavour "$flavour"
 target=${3:-${KIMAGE##*/}}
 need_tree
@@ -62,63 +60,20 @@ stamp=$({
 	case $base_config in *.xz) xzcat "$base_config" ;; esac
 } | sha256sum | cut -c1-16)
 
-# check_config: every CONFIG_X=v and "# CONFIG_X is not set" of the
-# fragments must be in the final .config; where two fragments name the same
-# option, the later one's line counts (as merge_config.sh merges them).
-check_config() {
-	local f line sym val bad=()
-	local -A want from
-	for f in "${frag_paths[@]}"; do
-		while IFS= read -r line; do
-			case $line in
-			CONFIG_*=*) sym=${line%%=*} ;;
-			"# CONFIG_"*" is not set") sym=${line#\# } sym=${sym%% *} ;;
-			*) continue ;;
-			esac
-			want[$sym]=$line from[$sym]=${f#"$TOP"/}
-		done <"$f"
-	done
-	for sym in "${!want[@]}"; do
-		line=${want[$sym]}
-		case $line in
-		CONFIG_*=*)
-			val=${line#*=}
-			grep -qxF "$sym=$val" "$obj/.config" || bad+=("$line (from ${from[$sym]}; got: $(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || echo absent))")
-			;;
-		*)
-			! grep -qE "^$sym=" "$obj/.config" || bad+=("$line (from ${from[$sym]}; got: $(grep -E "^$sym=" "$obj/.config"))")
-			;;
-		esac
-	done
-	if [ ${#bad[@]} != 0 ]; then
-		printf 'ERROR: options requested but not in %s:\n' "$obj/.config" >&2
-		printf '    %s\n' "${bad[@]}" >&2
-		exit 1
-	fi
+kmake() { # OBJ TARGET...
+	local o=$1
+	shift
+	"${KMAKE[@]}" O="$o" "$@"
 }
-
-if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.ftmmap-config" 2>/dev/null)" != "$stamp" ]; then
+if ! config_current "$obj" "$stamp"; then
 	say "configuring kernel ($name, $KARCH: ${base_config##*/} + ${fragments[*]})"
-	mkdir -p "$obj" "$LOGS"
-	rm -f "$obj/.ftmmap-config"
-	{
-		case $base_config in
-		*.xz) xzcat "$base_config" >"$obj/.config" ;;
-		*) "${KMAKE[@]}" O="$obj" "$base_config" ;;
-		esac
-		(cd "$obj" && "$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frag_paths[@]}")
-		"${KMAKE[@]}" O="$obj" olddefconfig
-	} >"$LOGS/config-$name.log" 2>&1 || {
-		tail -n 30 "$LOGS/config-$name.log" >&2
-		die "kernel configuration failed (see $LOGS/config-$name.log)"
-	}
-	check_config
-	echo "$stamp" >"$obj/.ftmmap-config"
+	make_config "$SRC" kmake "$obj" "$base_config" "$stamp" "$LOGS/config-$name.log" "${frag_paths[@]}" ||
+		exit 1
 fi
 
 say "building kernel ($name, $KARCH $target, make -j$JOBS)"
 start=$(now_s)
-run_logged "$LOGS/build-$name.log" "${KMAKE[@]}" O="$obj" "$target" ||
+run_logged "$LOGS/build-$name.log" kmake "$obj" "$target" ||
 	die "kernel build failed ($name): see $LOGS/build-$name.log"
 note "built in $(fmt_secs $(($(now_s) - start)))"
 
@@ -138,16 +93,16 @@ if [ "$target" = "${KIMAGE##*/}" ] && [ -d "$TOP/user/kmod" ] &&
 	# vmlinux's exports only, which the image's build wrote.
 	case $base_config in
 	*.xz)
-		run_logged "$LOGS/build-$name-modules.log" "${KMAKE[@]}" O="$obj" modules_prepare ||
+		run_logged "$LOGS/build-$name-modules.log" kmake "$obj" modules_prepare ||
 			die "make modules_prepare failed ($name): see $LOGS/build-$name-modules.log"
 		cp "$obj/vmlinux.symvers" "$obj/Module.symvers"
 		;;
 	*)
-		run_logged "$LOGS/build-$name-modules.log" "${KMAKE[@]}" O="$obj" modules ||
+		run_logged "$LOGS/build-$name-modules.log" kmake "$obj" modules ||
 			die "make modules failed ($name): see $LOGS/build-$name-modules.log"
 		;;
 	esac
-	run_logged "$LOGS/build-$name-kmod.log" "${KMAKE[@]}" O="$obj" modules M="$kmod" ||
+	run_logged "$LOGS/build-$name-kmod.log" kmake "$obj" modules M="$kmod" ||
 		die "the test modules do not build ($name): see $LOGS/build-$name-kmod.log"
 	note "test modules: $(cd "$kmod" && echo *.ko)"
 fi

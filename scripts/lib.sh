@@ -292,6 +292,76 @@ modules_cpio() {
 	"$BUILD/tools/gen_init_cpio" "$out.list" >"$out"
 }
 
+# need_base_config BASE: a config kernel.sh or matrix.sh starts from is a
+# make target (tinyconfig, defconfig) or an xz file of Debian's, installed
+# by make deps.
+need_base_config() {
+	case $1 in
+	*.xz) [ -f "$1" ] || die "$1 is missing: run 'make deps' (linux-config-$SERIES, linux-config-$SERIES:arm64)" ;;
+	esac
+}
+
+# config_current OBJ STAMP: OBJ/.config was made by make_config with STAMP
+# (a hash of what it was made from).
+config_current() {
+	[ -f "$1/.config" ] && [ "$(cat "$1/.ftmmap-config" 2>/dev/null)" = "$2" ]
+}
+
+# make_config TREE MAKE OBJ BASE STAMP LOG FRAGMENT...: make OBJ/.config for
+# the kernel tree TREE: BASE (see need_base_config), the fragments merged
+# in this order by merge_config.sh, then olddefconfig; MAKE is a command
+# run as "MAKE OBJ TARGET" (make with the caller's ARCH and compiler).
+# Then every CONFIG_X=v and "# CONFIG_X is not set" line of the fragments
+# must be in the .config; where two fragments name an option, the later
+# line counts, as merge_config.sh merges them.  On success, STAMP is kept
+# for config_current.  Returns 1, saying why on stderr, on failure.
+make_config() {
+	local tree=$1 mk=$2 obj=$3 base=$4 stamp=$5 log=$6
+	shift 6
+	local f line sym bad=()
+	local -A want from
+	mkdir -p "$obj" "$(dirname "$log")"
+	rm -f "$obj/.ftmmap-config"
+	# Each step's status is tested: set -e does not act in a list
+	# followed by ||.
+	if ! {
+		case $base in
+		*.xz) xzcat "$base" >"$obj/.config" ;;
+		*) "$mk" "$obj" "$base" ;;
+		esac &&
+			(cd "$obj" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$@") &&
+			"$mk" "$obj" olddefconfig
+	} >"$log" 2>&1; then
+		tail -n 30 "$log" >&2
+		printf 'ERROR: configuring %s failed (see %s)\n' "$obj" "$log" >&2
+		return 1
+	fi
+	for f; do
+		while IFS= read -r line; do
+			case $line in
+			CONFIG_*=*) sym=${line%%=*} ;;
+			"# CONFIG_"*" is not set") sym=${line#\# } sym=${sym%% *} ;;
+			*) continue ;;
+			esac
+			want[$sym]=$line from[$sym]=${f#"$TOP"/}
+		done <"$f"
+	done
+	for sym in "${!want[@]}"; do
+		line=${want[$sym]}
+		case $line in
+		CONFIG_*) ! grep -qxF "$line" "$obj/.config" || continue ;;
+		*) grep -qE "^$sym=" "$obj/.config" || continue ;;
+		esac
+		bad+=("$line (from ${from[$sym]}; got: $(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || echo absent))")
+	done
+	if [ ${#bad[@]} != 0 ]; then
+		printf 'ERROR: options requested but not in %s:\n' "$obj/.config" >&2
+		printf '    %s\n' "${bad[@]}" >&2
+		return 1
+	fi
+	echo "$stamp" >"$obj/.ftmmap-config"
+}
+
 # Seconds since the epoch, and a duration as "Mm SSs".
 now_s() { date +%s; }
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }

@@ -70,9 +70,7 @@ recipe() {
 	*)
 		die "unknown matrix config '$1' (known: ${ALL[*]})" ;;
 	esac
-	case $start in
-	*.xz) [ -f "$start" ] || die "$start is missing: run 'make deps' (linux-config-6.1, linux-config-6.1:arm64)" ;;
-	esac
+	need_base_config "$start"
 	# LLVM=-16 names clang-16, LLVM=/dir/ names /dir/clang, LLVM=1 clang
 	case $llvm in '') cc=${cross}gcc ;; 1) cc=clang ;; */) cc=${llvm}clang ;; *) cc=clang$llvm ;; esac
 	command -v "$cc" >/dev/null || die "$cc is missing: run 'make deps'"
@@ -114,68 +112,19 @@ goto() { # COMMIT
 	wgit checkout -q -f --detach "$1" || die "cannot check out $1 in $WT"
 }
 
-# check_config OBJ FRAGMENT_PATHS...: every CONFIG_X=v and "# CONFIG_X is not
-# set" must be in the final .config; a later fragment overrides an earlier
-# one, as in merge_config.sh.
-check_config() {
-	local obj=$1 f line sym val bad=()
-	shift
-	declare -A want from
-	for f in "$@"; do
-		while IFS= read -r line; do
-			case $line in
-			CONFIG_*=*) sym=${line%%=*} ;;
-			"# CONFIG_"*" is not set") sym=${line#\# } sym=${sym%% *} ;;
-			*) continue ;;
-			esac
-			want[$sym]=$line from[$sym]=${f#"$TOP"/}
-		done <"$f"
-	done
-	for sym in "${!want[@]}"; do
-		line=${want[$sym]}
-		case $line in
-		CONFIG_*)
-			grep -qxF "$line" "$obj/.config" && continue ;;
-		*)
-			grep -qE "^$sym=" "$obj/.config" || continue ;;
-		esac
-		val=$(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || echo absent)
-		bad+=("$line (from ${from[$sym]}; got: $val)")
-	done
-	if [ ${#bad[@]} != 0 ]; then
-		printf 'ERROR: options requested but not in %s:\n' "$obj/.config" >&2
-		printf '    %s\n' "${bad[@]}" >&2
-		return 1
-	fi
-}
-
 # configure NAME OBJ: make OBJ/.config from the recipe, at the base, when the
 # recipe or the base changed.
 configure() {
-	local name=$1 obj=$2 stamp f paths=() log=$LOGS/matrix-$1-config.log
+	local name=$1 obj=$2 stamp f paths=()
 	for f in "${frags[@]}"; do paths+=("$TOP/config/$f.config"); done
 	stamp=$({
 		echo "$arch $cross $llvm $start $base_commit"
 		case $start in *.xz) xzcat "$start" ;; esac
 		cat "${paths[@]}"
 	} | sha256sum | cut -c1-16)
-	[ ! -f "$obj/.config" ] || [ "$(cat "$obj/.ftmmap-config" 2>/dev/null)" != "$stamp" ] || return 0
+	! config_current "$obj" "$stamp" || return 0
 	note "configuring: ${start##*/} + ${frags[*]} (ARCH=$arch)"
-	mkdir -p "$obj"
-	rm -f "$obj/.ftmmap-config"
-	{
-		case $start in
-		*.xz) xzcat "$start" >"$obj/.config" ;;
-		*) kmake "$obj" "$start" ;;
-		esac
-		(cd "$obj" && "$WT/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${paths[@]}")
-		kmake "$obj" olddefconfig
-	} >"$log" 2>&1 || {
-		tail -n 30 "$log" >&2
-		return 1
-	}
-	check_config "$obj" "${paths[@]}" || return 1
-	echo "$stamp" >"$obj/.ftmmap-config"
+	make_config "$WT" kmake "$obj" "$start" "$stamp" "$LOGS/matrix-$name-config.log" "${paths[@]}"
 }
 
 # force_changed OBJ: remove the objects of $dir whose recorded dependencies
