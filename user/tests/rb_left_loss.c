@@ -77,12 +77,8 @@ static void account(struct rb_seq *b, bool moved, unsigned int from,
 		s->lost += meta->reader.lost_events;
 		kbuffer_load_subbuffer(kbuf, sb);
 	}
-	for (data = kbuffer_read_event(kbuf, NULL); data;
-	     data = kbuffer_next_event(kbuf, NULL)) {
-		if (kbuffer_curr_index(kbuf) >= meta->reader.read)
-			break;
-		if (kbuffer_curr_index(kbuf) < from)
-			continue;
+	for (data = rb_seq_next_event(b, NULL, from); data;
+	     data = rb_seq_next_event(b, data, from)) {
 		/* struct print_entry: the common fields, ip, the text */
 		if (sscanf(data + 8 + sizeof(long), "seq=%u", &n) != 1) {
 			s->bad++;

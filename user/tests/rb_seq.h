@@ -204,6 +204,28 @@ struct rb_seq_seen {
 #define RB_SEQ_SEEN_INIT { .first_seq = -1, .first_after_loss = -1 }
 
 /*
+ * The events of the sub-buffer kbuffer has loaded (the one at reader.id)
+ * that the last GET_READER handed over at data offsets [@from,
+ * reader.read): the first with @data NULL, then the one after @data;
+ * NULL after the last.
+ */
+static inline void *rb_seq_next_event(struct rb_seq *b, void *data,
+				      unsigned int from)
+{
+	struct kbuffer *kbuf = b->kbuf;
+
+	for (data = data ? kbuffer_next_event(kbuf, NULL) :
+			   kbuffer_read_event(kbuf, NULL);
+	     data; data = kbuffer_next_event(kbuf, NULL)) {
+		if (kbuffer_curr_index(kbuf) >= b->meta->reader.read)
+			return NULL;
+		if (kbuffer_curr_index(kbuf) >= from)
+			return data;
+	}
+	return NULL;
+}
+
+/*
  * Account the sub-buffer the last GET_READER (the module's or ours) left
  * at reader.id: its header's loss if it is new, and the events at data
  * offsets [from, reader.read).
@@ -232,12 +254,8 @@ static inline void rb_seq_account(struct rb_seq *b, bool moved,
 		s->meta_lost += meta->reader.lost_events;
 		kbuffer_load_subbuffer(kbuf, sb);
 	}
-	for (data = kbuffer_read_event(kbuf, NULL); data;
-	     data = kbuffer_next_event(kbuf, NULL)) {
-		if (kbuffer_curr_index(kbuf) >= meta->reader.read)
-			break;
-		if (kbuffer_curr_index(kbuf) < from)
-			continue;
+	for (data = rb_seq_next_event(b, NULL, from); data;
+	     data = rb_seq_next_event(b, data, from)) {
 		memcpy(&seq, data, sizeof(seq));
 		if (s->first_seq < 0)
 			s->first_seq = seq;
