@@ -56,15 +56,12 @@ static inline void rb_seq_init(struct rb_seq *b, const char *module_path,
 }
 
 /*
- * Keep the task on @cpu, make the instance with a buffer of @kb KiB per
- * CPU, and map @cpu's buffer: 0, or -errno of the step that failed.
+ * Keep the task on @cpu and make the instance with a buffer of @kb KiB per
+ * CPU: 0, or -errno of the step that failed.
  */
-static inline int rb_seq_open(struct rb_seq *b, const char *instance,
-			      const char *kb, int cpu)
+static inline int rb_seq_instance(struct rb_seq *b, const char *instance,
+				  const char *kb, int cpu)
 {
-	long page_size = sysconf(_SC_PAGESIZE);
-	struct trace_buffer_meta *meta;
-	char path[64];
 	cpu_set_t set;
 
 	b->cpu = cpu;
@@ -78,8 +75,17 @@ static inline int rb_seq_open(struct rb_seq *b, const char *instance,
 		return -errno;
 	if (tracefs_instance_file_write(b->inst, "buffer_size_kb", kb) <= 0)
 		return -EIO;
+	return 0;
+}
 
-	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+/* Map the buffer of the CPU of rb_seq_instance(): 0, or -errno */
+static inline int rb_seq_map(struct rb_seq *b)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	struct trace_buffer_meta *meta;
+	char path[64];
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", b->cpu);
 	b->fd = tracefs_instance_file_open(b->inst, path, O_RDONLY | O_NONBLOCK);
 	if (b->fd < 0)
 		return -errno;
@@ -97,6 +103,15 @@ static inline int rb_seq_open(struct rb_seq *b, const char *instance,
 	b->kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
 				KBUFFER_ENDIAN_LITTLE);
 	return b->kbuf ? 0 : -ENOMEM;
+}
+
+/* Both: the instance, then the mapping of @cpu's buffer */
+static inline int rb_seq_open(struct rb_seq *b, const char *instance,
+			      const char *kb, int cpu)
+{
+	int err = rb_seq_instance(b, instance, kb, cpu);
+
+	return err ? err : rb_seq_map(b);
 }
 
 /* Load the module with @params: 0, or -errno */
