@@ -29,6 +29,24 @@ static inline long long kmod_param(const char *module, const char *name)
 	return v;
 }
 
+/* Write @value to /sys/module/@module/parameters/@name: 0, or -1 */
+static inline int kmod_param_write(const char *module, const char *name,
+				   const char *value)
+{
+	char path[160];
+	int ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", module, name);
+	f = fopen(path, "w");
+	if (f) {
+		ret = fputs(value, f) < 0 ? -1 : 0;
+		if (fclose(f))
+			ret = -1;
+	}
+	return ret;
+}
+
 /*
  * The address of @name in /proc/kallsyms and its size, up to the next
  * symbol of the kernel's text: false if not found.

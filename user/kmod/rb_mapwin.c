@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_mapwin: have a reader take the reader page's data page out of the
+ * ring, as read() and splice() of trace_pipe_raw do when they may swap
+ * a whole sub-buffer out, while the first mmap() of the CPU buffer has
+ * put the sub-buffers' pages into the VMA but has not counted the
+ * mapping yet. Loaded by tests/rb_map_window, which keeps the task @pid
+ * on CPU @cpu, maps the instance's buffer of @cpu afterwards, drains
+ * it, has the module write more (parameter "write"), and drains it
+ * again.
+ *
+ * At load, the module writes @prelim 8-byte sequence numbers into the
+ * instance's buffer of @cpu (the loading task runs there), so that the
+ * head sub-buffer is full, and puts a kretprobe on vm_insert_pages().
+ * In the task @pid on @cpu, once that function has returned (the
+ * mapping's pages are in the VMA, the window) with more than the
+ * meta-page, the handler queues a work item on another CPU, which calls
+ * ring_buffer_read_page() with a whole page of room, and waits up to a
+ * second for it. A reader that may swap takes the full sub-buffer's
+ * data page and leaves a new one in the ring, which the VMA does not
+ * map: events written there later are handed over through the mapping
+ * where it shows the old page.
+ *
+ * Writing N to the parameter "write" writes N more sequence numbers, on
+ * the CPU of the writing task (the test's). Without kretprobes
+ * (CONFIG_KRETPROBES off), the init fails with -EOPNOTSUPP.
+ */
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/ring_buffer.h>
+#include <linux/sched.h>
+
+#include "rb_instance.h"
+
+#define WAIT_NS		(1000 * NSEC_PER_MSEC)
+
+RB_INSTANCE_PARAM("rb_map_window");
+
+static int pid;
+module_param(pid, int, 0444);
+MODULE_PARM_DESC(pid, "the mapping task");
+
+static int cpu = -1;
+module_param(cpu, int, 0444);
+MODULE_PARM_DESC(cpu, "the CPU buffer it maps, and runs on");
+
+static ulong prelim;
+module_param(prelim, ulong, 0444);
+MODULE_PARM_DESC(prelim, "events written at load");
+
+/* Results */
+static uint hits;		/* vm_insert_pages() returns acted on */
+module_param(hits, uint, 0444);
+static int reader_cpu = -1;	/* where the work item read */
+module_param(reader_cpu, int, 0444);
+static int read_ret = -1;	/* ring_buffer_read_page(): < 0 if nothing */
+module_param(read_ret, int, 0444);
+static int read_done;		/* 1: the work item returned within the wait */
+module_param(read_done, int, 0444);
+static ulong written;		/* sequence numbers written */
+module_param(written, ulong, 0444);
+static int write_err;		/* 0, or -EIO if the buffer refused one */
+module_param(write_err, int, 0444);
+
+static struct trace_array *tr;
+static struct trace_buffer *buffer;
+static struct work_struct read_work;
+static bool read_finished;
+
+static void rb_mapwin_read(struct work_struct *work)
+{
+	/* The read page API of 6.12.117, and that of 6.1 */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	struct buffer_data_read_page *page;
+
+	if (!ring_buffer_alloc_read_page(buffer, cpu, &page)) {
+		read_ret = ring_buffer_read_page(buffer, page, PAGE_SIZE, cpu, 0);
+		ring_buffer_free_read_page(buffer, cpu, page);
+	}
+#else
+	void *page = ring_buffer_alloc_read_page(buffer, cpu);
+
+	if (!IS_ERR(page)) {
+		read_ret = ring_buffer_read_page(buffer, &page, PAGE_SIZE, cpu, 0);
+		ring_buffer_free_read_page(buffer, cpu, page);
+	}
+#endif
+	reader_cpu = raw_smp_processor_id();
+	/* Pairs with rb_spin_until()'s smp_load_acquire() */
+	smp_store_release(&read_finished, true);
+}
+
+/*
+ * Whether the call inserts more than one page: the mapping of the whole
+ * buffer, not of the meta-page alone (the test maps that first, to read
+ * the buffer's size, and unmaps it).
+ */
+static int rb_mapwin_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	unsigned long *num = (unsigned long *)regs_get_kernel_argument(regs, 3);
+
+	*(bool *)ri->data = current->pid == pid && *num > 1;
+	return 0;
+}
+
+static int rb_mapwin_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	int other;
+
+	if (!*(bool *)ri->data || raw_smp_processor_id() != cpu || hits++)
+		return 0;
+	other = cpumask_any_but(cpu_online_mask, cpu);
+	if (other >= nr_cpu_ids)
+		return 0;
+	queue_work_on(other, system_highpri_wq, &read_work);
+	read_done = rb_spin_until(&read_finished, NULL, WAIT_NS);
+	return 0;
+}
+
+static struct kretprobe rb_mapwin_probe = {
+	.kp.symbol_name	= "vm_insert_pages",
+	.entry_handler	= rb_mapwin_entry,
+	.handler	= rb_mapwin_ret,
+	.data_size	= sizeof(bool),
+	.maxactive	= 4,
+};
+/* Returns missed for want of an instance: the test wants none */
+module_param_named(missed, rb_mapwin_probe.nmissed, int, 0444);
+
+static int rb_mapwin_write(const char *val, const struct kernel_param *kp)
+{
+	ulong n;
+	int ret;
+
+	ret = kstrtoul(val, 0, &n);
+	if (ret)
+		return ret;
+	/* On this CPU: the writer must not move off it in between */
+	preempt_disable();
+	ret = rb_write_seq(buffer, n, &written);
+	preempt_enable();
+	if (ret)
+		write_err = ret;
+	return ret;
+}
+
+static const struct kernel_param_ops rb_mapwin_write_ops = {
+	.set	= rb_mapwin_write,
+};
+module_param_cb(write, &rb_mapwin_write_ops, NULL, 0200);
+MODULE_PARM_DESC(write, "write this many more sequence numbers");
+
+static int __init rb_mapwin_init(void)
+{
+	int ret;
+
+	if (!pid || cpu < 0 || cpu >= nr_cpu_ids || !cpu_online(cpu) ||
+	    raw_smp_processor_id() != cpu)
+		return -EINVAL;
+	if (num_online_cpus() < 2)
+		return -EOPNOTSUPP;
+
+	tr = get_instance(instance);
+	if (!tr)
+		return -ENOENT;
+	buffer = tr->array_buffer.buffer;
+	INIT_WORK(&read_work, rb_mapwin_read);
+
+	preempt_disable();
+	ret = rb_write_seq(buffer, prelim, &written);
+	preempt_enable();
+	if (!ret)
+		ret = register_kretprobe(&rb_mapwin_probe);
+	if (ret)
+		trace_array_put(tr);
+	return ret;
+}
+
+static void __exit rb_mapwin_exit(void)
+{
+	unregister_kretprobe(&rb_mapwin_probe);
+	flush_work(&read_work);
+	trace_array_put(tr);
+}
+
+module_init(rb_mapwin_init);
+module_exit(rb_mapwin_exit);
+MODULE_DESCRIPTION("A reader that swaps a sub-buffer out while mmap() fills its VMA");
+MODULE_LICENSE("GPL");
