@@ -36,28 +36,7 @@
 #define BUFFER_KB	"16"
 #define CPU		0
 
-FIXTURE(rb) {
-	struct rb_seq	b;
-};
-
-FIXTURE_SETUP(rb)
-{
-	int err;
-
-	rb_seq_init(&self->b, MODULE_PATH, MODULE_NAME);
-	if (self->b.mod_fd < 0)
-		SKIP(return, "no %s (a kernel without loadable modules)", MODULE_PATH);
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "one CPU online: no reader beside the writer");
-	/* Not mapped yet: the module acts in the first mmap() */
-	err = rb_seq_instance(&self->b, INSTANCE, BUFFER_KB, CPU);
-	ASSERT_EQ(0, err) TH_LOG("instance: %s", strerror(-err));
-}
-
-FIXTURE_TEARDOWN(rb)
-{
-	rb_seq_close(&self->b);
-}
+RB_SEQ_FIXTURE_UNMAPPED(2)
 
 TEST_F(rb, read_swap_while_mmap_inserts_pages)
 {

@@ -31,27 +31,7 @@
 #define CPU		0
 #define NR_MARKERS	20
 
-FIXTURE(rb) {
-	struct rb_seq	b;
-};
-
-FIXTURE_SETUP(rb)
-{
-	int err;
-
-	rb_seq_init(&self->b, MODULE_PATH, MODULE_NAME);
-	if (self->b.mod_fd < 0)
-		SKIP(return, "no %s (a kernel without loadable modules)", MODULE_PATH);
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "one CPU online: no reader beside trace_pipe");
-	err = rb_seq_open(&self->b, INSTANCE, BUFFER_KB, CPU);
-	ASSERT_EQ(0, err) TH_LOG("instance and mapping: %s", strerror(-err));
-}
-
-FIXTURE_TEARDOWN(rb)
-{
-	rb_seq_close(&self->b);
-}
+RB_SEQ_FIXTURE(2)
 
 TEST_F(rb, get_reader_waits_for_trace_pipe)
 {

@@ -323,11 +323,13 @@ static inline int rb_seq_drain(struct rb_seq *b, struct rb_seq_seen *s)
 /*
  * The fixture of the tests whose module of user/kmod/ (MODULE_PATH,
  * MODULE_NAME) writes into the buffer of CPU of the trace instance
- * INSTANCE (BUFFER_KB KiB per CPU), which the fixture maps first.
- * @min_cpus: the CPUs online the test needs (2: a reader beside the
- * writer). The file includes kselftest_harness.h before this one.
+ * INSTANCE (BUFFER_KB KiB per CPU), which the fixture maps first
+ * (RB_SEQ_FIXTURE) or leaves for the test to map (RB_SEQ_FIXTURE_UNMAPPED:
+ * rb_seq_map()). @min_cpus: the CPUs online the test needs (2: a reader
+ * beside the writer). The file includes kselftest_harness.h before this
+ * one.
  */
-#define RB_SEQ_FIXTURE(min_cpus)						\
+#define RB_SEQ_FIXTURE_WITH(min_cpus, open)					\
 FIXTURE(rb) {									\
 	struct rb_seq	b;							\
 };										\
@@ -342,13 +344,17 @@ FIXTURE_SETUP(rb)								\
 		     MODULE_PATH);						\
 	if (sysconf(_SC_NPROCESSORS_ONLN) < (min_cpus))				\
 		SKIP(return, "one CPU online: no reader beside the writer");	\
-	err = rb_seq_open(&self->b, INSTANCE, BUFFER_KB, CPU);			\
-	ASSERT_EQ(0, err) TH_LOG("instance and mapping: %s", strerror(-err));	\
+	err = open(&self->b, INSTANCE, BUFFER_KB, CPU);				\
+	ASSERT_EQ(0, err) TH_LOG("%s: %s", #open, strerror(-err));		\
 }										\
 										\
 FIXTURE_TEARDOWN(rb)								\
 {										\
 	rb_seq_close(&self->b);							\
 }
+
+#define RB_SEQ_FIXTURE(min_cpus)	RB_SEQ_FIXTURE_WITH(min_cpus, rb_seq_open)
+#define RB_SEQ_FIXTURE_UNMAPPED(min_cpus) \
+	RB_SEQ_FIXTURE_WITH(min_cpus, rb_seq_instance)
 
 #endif /* RB_SEQ_H */
