@@ -144,6 +144,18 @@ static inline bool rb_spin_until(bool *flag, bool *stop, u64 ns)
 }
 
 /*
+ * Queue @work on @cpu and spin, as rb_spin_until() does, until it sets
+ * *@done with smp_store_release() or @ns nanoseconds have passed: whether
+ * it did. For a handler that must not return before the reader ran.
+ */
+static inline bool rb_run_on(int cpu, struct work_struct *work, bool *done,
+			     u64 ns)
+{
+	queue_work_on(cpu, system_highpri_wq, work);
+	return rb_spin_until(done, NULL, ns);
+}
+
+/*
  * The armed phase of the modules whose breakpoint handler acts once in
  * the writer, this task, and lets @work, queued on @reader_cpu, read:
  * with *@armed set and interrupts off (no other buffer's writer on this

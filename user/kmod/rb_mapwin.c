@@ -5,12 +5,12 @@
  * a whole sub-buffer out, while the first mmap() of the CPU buffer has
  * put the sub-buffers' pages into the VMA but has not counted the
  * mapping yet. Loaded by tests/rb_map_window, which keeps the task @pid
- * on CPU @cpu, maps the instance's buffer of @cpu afterwards, drains
- * it, has the module write more (parameter "write"), and drains it
- * again.
+ * on the CPU it loads the module from (@cpu), maps the instance's
+ * buffer of @cpu afterwards, drains it, has the module write more
+ * (parameter "write"), and drains it again.
  *
  * At load, the module writes @prelim 8-byte sequence numbers into the
- * instance's buffer of @cpu (the loading task runs there), so that the
+ * instance's buffer of @cpu, so that the
  * head sub-buffer is full, and puts a kretprobe on vm_insert_pages().
  * In the task @pid on @cpu, once that function has returned (the
  * mapping's pages are in the VMA, the window) with more than the
@@ -40,10 +40,6 @@ static int pid;
 module_param(pid, int, 0444);
 MODULE_PARM_DESC(pid, "the mapping task");
 
-static int cpu = -1;
-module_param(cpu, int, 0444);
-MODULE_PARM_DESC(cpu, "the CPU buffer it maps, and runs on");
-
 static ulong prelim;
 module_param(prelim, ulong, 0444);
 MODULE_PARM_DESC(prelim, "events written at load");
@@ -51,7 +47,9 @@ MODULE_PARM_DESC(prelim, "events written at load");
 /* Results */
 static uint hits;		/* vm_insert_pages() returns acted on */
 module_param(hits, uint, 0444);
-static int reader_cpu = -1;	/* where the work item read */
+static int cpu = -1;		/* the loading task's: the buffer it maps */
+module_param(cpu, int, 0444);
+static int reader_cpu = -1;	/* where the work item reads */
 module_param(reader_cpu, int, 0444);
 static int read_ret = -1;	/* ring_buffer_read_page(): < 0 if nothing */
 module_param(read_ret, int, 0444);
@@ -85,7 +83,6 @@ static void rb_mapwin_read(struct work_struct *work)
 		ring_buffer_free_read_page(buffer, cpu, page);
 	}
 #endif
-	reader_cpu = raw_smp_processor_id();
 	/* Pairs with rb_spin_until()'s smp_load_acquire() */
 	smp_store_release(&read_finished, true);
 }
@@ -105,15 +102,9 @@ static int rb_mapwin_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 static int rb_mapwin_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	int other;
-
 	if (!*(bool *)ri->data || raw_smp_processor_id() != cpu || hits++)
 		return 0;
-	other = cpumask_any_but(cpu_online_mask, cpu);
-	if (other >= nr_cpu_ids)
-		return 0;
-	queue_work_on(other, system_highpri_wq, &read_work);
-	read_done = rb_spin_until(&read_finished, NULL, WAIT_NS);
+	read_done = rb_run_on(reader_cpu, &read_work, &read_finished, WAIT_NS);
 	return 0;
 }
 
@@ -127,21 +118,26 @@ static struct kretprobe rb_mapwin_probe = {
 /* Returns missed for want of an instance: the test wants none */
 module_param_named(missed, rb_mapwin_probe.nmissed, int, 0444);
 
-static int rb_mapwin_write(const char *val, const struct kernel_param *kp)
+/* @n sequence numbers, on this CPU: the writer must not move off it */
+static int rb_mapwin_write_here(ulong n)
 {
-	ulong n;
 	int ret;
 
-	ret = kstrtoul(val, 0, &n);
-	if (ret)
-		return ret;
-	/* On this CPU: the writer must not move off it in between */
 	preempt_disable();
 	ret = rb_write_seq(buffer, n, &written);
 	preempt_enable();
 	if (ret)
 		write_err = ret;
 	return ret;
+}
+
+static int rb_mapwin_write(const char *val, const struct kernel_param *kp)
+{
+	ulong n;
+	int ret;
+
+	ret = kstrtoul(val, 0, &n);
+	return ret ? ret : rb_mapwin_write_here(n);
 }
 
 static const struct kernel_param_ops rb_mapwin_write_ops = {
@@ -154,11 +150,12 @@ static int __init rb_mapwin_init(void)
 {
 	int ret;
 
-	if (!pid || cpu < 0 || cpu >= nr_cpu_ids || !cpu_online(cpu) ||
-	    raw_smp_processor_id() != cpu)
+	if (!pid)
 		return -EINVAL;
-	if (num_online_cpus() < 2)
-		return -EOPNOTSUPP;
+	cpu = raw_smp_processor_id();
+	reader_cpu = cpumask_any_but(cpu_online_mask, cpu);
+	if (reader_cpu >= nr_cpu_ids)
+		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
 
 	tr = get_instance(instance);
 	if (!tr)
@@ -166,9 +163,7 @@ static int __init rb_mapwin_init(void)
 	buffer = tr->array_buffer.buffer;
 	INIT_WORK(&read_work, rb_mapwin_read);
 
-	preempt_disable();
-	ret = rb_write_seq(buffer, prelim, &written);
-	preempt_enable();
+	ret = rb_mapwin_write_here(prelim);
 	if (!ret)
 		ret = register_kretprobe(&rb_mapwin_probe);
 	if (ret)

@@ -124,8 +124,7 @@ static int __init rb_nest_init(void)
 	while (irq_work_is_busy(&work))
 		cpu_relax();
 
-	queue_work_on(reader_cpu, system_highpri_wq, &reader_work);
-	late = !rb_spin_until(&reader_done, NULL, READER_WAIT_NS);
+	late = !rb_run_on(reader_cpu, &reader_work, &reader_done, READER_WAIT_NS);
 	unlock_commit(buffer, event);
 	flush_work(&reader_work);
 

@@ -2,9 +2,9 @@
 /*
  * rb_pipewin: have TRACE_MMAP_IOCTL_GET_READER run while trace_pipe is
  * between looking at an event and consuming it. Loaded by
- * tests/rb_pipe_window, which keeps the task @pid on CPU @cpu, maps the
- * instance's buffer of @cpu, writes markers there and reads the CPU's
- * trace_pipe.
+ * tests/rb_pipe_window, which keeps the task @pid on the CPU it loads the
+ * module from, maps the instance's buffer of that CPU, writes markers
+ * there and reads the CPU's trace_pipe.
  *
  * trace_pipe takes the trace_access_lock() of the CPU, looks at the
  * next event, prints it (print_trace_line()) and consumes it, then goes
@@ -31,10 +31,6 @@ static int pid;
 module_param(pid, int, 0444);
 MODULE_PARM_DESC(pid, "the task that reads trace_pipe");
 
-static int cpu = -1;
-module_param(cpu, int, 0444);
-MODULE_PARM_DESC(cpu, "the CPU whose trace_pipe it reads, and runs on");
-
 static uint wait_ms = 300;
 module_param(wait_ms, uint, 0444);
 MODULE_PARM_DESC(wait_ms, "how long the printing task waits for GET_READER");
@@ -48,6 +44,10 @@ static int in_window;		/* 1: GET_READER returned within the wait */
 module_param(in_window, int, 0444);
 static ulong consumed_in_print;	/* events read by others while it printed */
 module_param(consumed_in_print, ulong, 0444);
+static int cpu = -1;		/* the loading task's: its trace_pipe */
+module_param(cpu, int, 0444);
+static int reader_cpu = -1;	/* where GET_READER runs */
+module_param(reader_cpu, int, 0444);
 
 static struct trace_array *tr;
 static struct file *pipe;
@@ -78,16 +78,12 @@ static int rb_pipewin_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 static int rb_pipewin_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	unsigned long before;
-	int other;
 
 	if (!*(bool *)ri->data || hits++)
 		return 0;
-	other = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	if (other >= nr_cpu_ids)
-		return 0;
 	before = ring_buffer_read_events_cpu(tr->array_buffer.buffer, cpu);
-	queue_work_on(other, system_highpri_wq, &reader_work);
-	in_window = rb_spin_until(&reader_done, NULL, wait_ms * NSEC_PER_MSEC);
+	in_window = rb_run_on(reader_cpu, &reader_work, &reader_done,
+			      wait_ms * NSEC_PER_MSEC);
 	consumed_in_print = ring_buffer_read_events_cpu(tr->array_buffer.buffer, cpu) - before;
 	return 0;
 }
@@ -106,12 +102,10 @@ static int __init rb_pipewin_init(void)
 {
 	int ret;
 
-	if (!pid || cpu < 0 || cpu >= nr_cpu_ids || !cpu_online(cpu))
+	if (!pid)
 		return -EINVAL;
-	if (num_online_cpus() < 2)
-		return -EOPNOTSUPP;
 
-	ret = rb_instance_open(instance, cpu, &tr, &pipe);
+	ret = rb_instance_open_pair(instance, &cpu, &reader_cpu, &tr, &pipe);
 	if (ret)
 		return ret;
 	INIT_WORK(&reader_work, rb_pipewin_get_reader);

@@ -48,12 +48,12 @@ TEST_F(rb, get_reader_waits_for_trace_pipe)
 		ASSERT_LT(0, dprintf(fd, "seq=%06u", i));
 	close(fd);
 
-	snprintf(params, sizeof(params), "instance=%s pid=%d cpu=%d",
-		 INSTANCE, getpid(), CPU);
+	snprintf(params, sizeof(params), "instance=%s pid=%d", INSTANCE, getpid());
 	err = rb_seq_load(&self->b, params);
 	if (err == -EOPNOTSUPP)
 		SKIP(return, "rb_pipewin: no kretprobes here");
 	ASSERT_EQ(0, err) TH_LOG("loading rb_pipewin: %s (see the kernel log)", strerror(-err));
+	ASSERT_EQ(CPU, kmod_param(MODULE_NAME, "cpu"));
 
 	/* All of it: the markers' lines are far shorter than the buffer */
 	fd = tracefs_instance_file_open(self->b.inst, "per_cpu/cpu0/trace_pipe",
