@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A loss that another reader's swap found and left must reach the mapped
- * consumer once, without a warning, even when the page the consumer swaps
- * in next is the writer's own.
+ * consumer once, right before the events it came before, without a
+ * warning.
  *
  * A read() of trace_pipe_raw too short for the first event swaps in a new
  * reader page, finds the events lost before it, and returns with nothing
- * read: the count stays. The mapped consumer is then handed that page
- * without a swap (the count is not its own yet), and swaps in the next
- * page with the count. In a ring of two pages that the writer went round,
- * that next page is the one the writer is on: the reader page is then the
- * commit page and the tail page, with a count. Mainline's
- * ring_buffer_map_get_reader() takes that for a commit overrun, and warns
- * (WARN_ONCE "Reader on commit with %ld missed events").
+ * read: the count stays. The mapped consumer is then handed that page,
+ * and the count with it (before the fix, with the page it swapped in
+ * next). In a ring of two pages that the writer went round, that next
+ * page is the one the writer is on: the reader page is then the commit
+ * page and the tail page. Mainline's ring_buffer_map_get_reader() takes a
+ * count there for a commit overrun, and warns (WARN_ONCE "Reader on
+ * commit with %ld missed events").
  *
  * With the buffer written by trace_marker alone, the test counts what the
  * consumer sees: every marker written is seen or counted lost once, the
- * first one seen comes right after the lost ones, and the kernel is not
- * tainted by a warning.
+ * loss is reported with the first sub-buffer handed over, the first marker
+ * seen comes right after the lost ones, and the kernel is not tainted by a
+ * warning.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,15 +52,22 @@ static unsigned long tainted(void)
 /* What the mapped consumer saw of the markers "seq=N" */
 struct seen {
 	long long	events;
-	long long	lost;		/* headers' counts and reader.lost_events */
+	long long	lost;		/* the losses reported */
+	long long	lost_first;	/* ... with the first sub-buffer */
 	long long	first;		/* the first N seen, -1 before */
 	long long	next;		/* the N due next */
 	long long	bad;		/* markers not where due */
+	long long	handed;		/* hand-overs that started a sub-buffer */
 };
 
-/* The markers of the sub-buffer at reader.id, at data offsets [from, read) */
-static void account(struct rb_seq *b, bool moved, unsigned int from,
-		    struct seen *s)
+/*
+ * The markers of the sub-buffer at reader.id, at data offsets [from,
+ * read). From 0, the hand-over starts the sub-buffer, and a loss before it
+ * is in reader.lost_events and, once the writer left the sub-buffer, in
+ * its header too: the same loss, counted once.
+ */
+static void account(struct __test_metadata *_metadata, struct rb_seq *b,
+		    unsigned int from, struct seen *s)
 {
 	struct trace_buffer_meta *meta = b->meta;
 	char *sb = (char *)meta + meta->meta_page_size +
@@ -70,12 +78,16 @@ static void account(struct rb_seq *b, bool moved, unsigned int from,
 	int missed;
 
 	kbuffer_load_subbuffer(kbuf, sb);
-	if (moved) {
+	if (from == 0) {
 		missed = kbuffer_missed_events(kbuf);
 		if (missed > 0)
-			s->lost += missed;
+			EXPECT_EQ(meta->reader.lost_events, missed);
 		s->lost += meta->reader.lost_events;
+		if (!s->handed++)
+			s->lost_first = meta->reader.lost_events;
 		kbuffer_load_subbuffer(kbuf, sb);
+	} else {
+		EXPECT_EQ(0, meta->reader.lost_events);
 	}
 	for (data = rb_seq_next_event(b, NULL, from); data;
 	     data = rb_seq_next_event(b, data, from)) {
@@ -158,9 +170,9 @@ TEST_F(rb, loss_left_by_a_short_read_reported_once)
 		from = meta->reader.read;
 		ASSERT_EQ(0, ioctl(self->b.fd, TRACE_MMAP_IOCTL_GET_READER));
 		if (meta->reader.id != id)
-			account(&self->b, true, 0, &s);
+			account(_metadata, &self->b, 0, &s);
 		else if (meta->reader.read != from)
-			account(&self->b, false, from, &s);
+			account(_metadata, &self->b, from, &s);
 		else {
 			idle++;
 			continue;
@@ -173,6 +185,8 @@ TEST_F(rb, loss_left_by_a_short_read_reported_once)
 	EXPECT_EQ(0, s.bad);
 	EXPECT_EQ(entries, s.events);
 	EXPECT_EQ(overrun, s.lost) TH_LOG("the loss is not reported once");
+	EXPECT_EQ(overrun, s.lost_first)
+		TH_LOG("the loss is not reported with the sub-buffer after it");
 	EXPECT_EQ(s.lost, s.first);
 	EXPECT_EQ(taint & TAINT_WARN, tainted() & TAINT_WARN)
 		TH_LOG("a warning (see the kernel log)");
