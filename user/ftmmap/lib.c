@@ -22,8 +22,9 @@
  *              with the count in a long right after the data (mainline
  *              since 6.10; our 6.1 series when the writer is done with the
  *              sub-buffer at the swap)
- *   meta-page  reader.lost_events of the GET_READER that swapped the
- *              sub-buffer in (our series, 6.1 and 6.12; 0 on mainline)
+ *   meta-page  reader.lost_events of the GET_READER that handed over the
+ *              first events of the sub-buffer, whichever reader swapped it
+ *              in (our series, 6.1 and 6.12; 0 on mainline)
  *
  * Both describe the same loss: it is counted once, from the header when it
  * has a count, else from the meta-page, else as a loss of unknown size when
