@@ -320,7 +320,12 @@ boot_trace_check_stock() {
 # kernel) is the same code on x86_64, where the normal and stock kernels
 # run it.
 boot_gki() { APPEND="FTMMAP_TESTS=core${APPEND:+ $APPEND}" boot_stage gki; }
-boot_rt() { boot_stage rt 6.12; }
+# The 6.12 kernel boots with a trace instance in reserved memory (the
+# persistent ring buffer), for tests/rb_boot_map.sh
+boot_rt() {
+	APPEND="reserve_mem=8M:4096:trace trace_instance=boot_map@trace${APPEND:+ $APPEND}" \
+		boot_stage rt 6.12
+}
 # KCSAN on the ring buffer and the mapping (scripts/kcsan.sh)
 boot_kcsan() { counted_stage kcsan "$LOGS/kcsan-check.counts" "$S/kcsan.sh" --boot; }
 
