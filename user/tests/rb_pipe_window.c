@@ -30,6 +30,8 @@
 #define BUFFER_KB	"16"
 #define CPU		0
 #define NR_MARKERS	20
+/* How long the module's GET_READER may take once trace_pipe is done */
+#define GET_READER_WAIT_MS	5000
 
 RB_SEQ_FIXTURE(2)
 
@@ -80,7 +82,14 @@ TEST_F(rb, get_reader_waits_for_trace_pipe)
 	for (i = 0; i < NR_MARKERS; i++)
 		EXPECT_EQ(1, seen[i]) TH_LOG("seq=%06u printed %d times", i, seen[i]);
 
-	/* The module's GET_READER, once it could, found nothing left */
+	/*
+	 * The module's GET_READER, once it could, found nothing left. It
+	 * runs on another CPU once trace_pipe lets the lock go, which may
+	 * be after this task's read() returned: wait for it.
+	 */
+	for (i = 0; i < GET_READER_WAIT_MS &&
+	     kmod_param(MODULE_NAME, "get_reader") == 1; i++)
+		usleep(1000);
 	EXPECT_EQ(0, kmod_param(MODULE_NAME, "get_reader"));
 	EXPECT_EQ(NR_MARKERS, rb_seq_stat(&self->b, "read events: "));
 }
