@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_subbufwin: have a change of buffer_subbuf_size_kb replace the pages
+ * of a buffer while trace_pipe is between looking at an event and
+ * printing it. Loaded by tests/rb_subbuf_pipe, whose task @pid reads the
+ * trace_pipe of a CPU of the instance and whose thread @changer writes the
+ * instance's buffer_subbuf_size_kb from another CPU.
+ *
+ * trace_pipe looks at the next event with the reader lock, drops it, and
+ * prints the event from its page with only trace_access_lock() held. A
+ * size change frees every page of the buffer.
+ *
+ * The size change is held, a spin of up to @wait_ms, right before it
+ * replaces the pages of the instance's buffer, after any RCU grace period
+ * it waits for: on return from synchronize_rcu() inside
+ * ring_buffer_subbuf_order_set() (6.1 with the series), on entry to
+ * ring_buffer_subbuf_order_set() (6.7 and later, which wait for none).
+ * The test then reads trace_pipe. When trace_pipe is about to print an
+ * event (a kprobe on print_trace_line(), in the task @pid), the size
+ * change is let go, and trace_pipe waits up to @wait_ms for it to end.
+ *
+ * A size change that takes trace_access_lock() before it changes anything
+ * holds it while it is held here, so trace_pipe prints nothing until it
+ * ended: @freed_in_print stays 0. One that does not frees the page of the
+ * event that trace_pipe is about to print: @freed_in_print is 1, and the
+ * print reads freed memory (which KASAN reports).
+ *
+ * Without kretprobes (CONFIG_KRETPROBES off), the init fails with
+ * -EOPNOTSUPP.
+ */
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+
+#include "rb_instance.h"
+
+RB_INSTANCE_PARAM("rb_subbuf_pipe");
+
+static int pid;
+module_param(pid, int, 0444);
+MODULE_PARM_DESC(pid, "the task that reads trace_pipe");
+
+static int changer;
+module_param(changer, int, 0444);
+MODULE_PARM_DESC(changer, "the task that changes the sub-buffer size");
+
+static uint wait_ms = 2000;
+module_param(wait_ms, uint, 0444);
+MODULE_PARM_DESC(wait_ms, "how long each side waits for the other");
+
+/* Results */
+static bool parked;		/* the size change was held */
+module_param(parked, bool, 0444);
+static bool released;		/* trace_pipe let it go, about to print */
+module_param(released, bool, 0444);
+static bool changed;		/* the size change of the buffer ended */
+module_param(changed, bool, 0444);
+static bool freed_in_print;	/* ... while trace_pipe waited to print */
+module_param(freed_in_print, bool, 0444);
+
+static struct trace_array *tr;
+static bool in_set;		/* the changer is in the buffer's order set */
+
+static bool is_changer(void)
+{
+	return current->pid == changer;
+}
+
+/* Hold the size change until trace_pipe is about to print, once */
+static void rb_subbufwin_park(void)
+{
+	if (parked)
+		return;
+	/* Pairs with the test's read of the parameter, through sysfs */
+	smp_store_release(&parked, true);
+	rb_spin_until(&released, NULL, (u64)wait_ms * NSEC_PER_MSEC);
+}
+
+static int rb_subbufwin_set_entry(struct kretprobe_instance *ri,
+				  struct pt_regs *regs)
+{
+	struct trace_buffer *buffer = (void *)regs_get_kernel_argument(regs, 0);
+	bool ours = is_changer() && buffer == tr->array_buffer.buffer;
+
+	*(bool *)ri->data = ours;
+	if (!ours)
+		return 0;
+	WRITE_ONCE(in_set, true);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	rb_subbufwin_park();
+#endif
+	return 0;
+}
+
+static int rb_subbufwin_set_ret(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	if (!*(bool *)ri->data)
+		return 0;
+	WRITE_ONCE(in_set, false);
+	/* Pairs with rb_spin_until()'s smp_load_acquire() */
+	smp_store_release(&changed, true);
+	return 0;
+}
+
+static struct kretprobe rb_subbufwin_set = {
+	.kp.symbol_name	= "ring_buffer_subbuf_order_set",
+	.entry_handler	= rb_subbufwin_set_entry,
+	.handler	= rb_subbufwin_set_ret,
+	.data_size	= sizeof(bool),
+	.maxactive	= 4,
+};
+
+/* The grace period is over: only the page replacement is left */
+static int rb_subbufwin_gp_ret(struct kretprobe_instance *ri,
+			       struct pt_regs *regs)
+{
+	if (is_changer() && READ_ONCE(in_set))
+		rb_subbufwin_park();
+	return 0;
+}
+
+static struct kretprobe rb_subbufwin_gp = {
+	.kp.symbol_name	= "synchronize_rcu",
+	.handler	= rb_subbufwin_gp_ret,
+	.maxactive	= 16,
+};
+
+/* trace_pipe has the event and is about to print it */
+static int rb_subbufwin_print(struct kprobe *p, struct pt_regs *regs)
+{
+	struct trace_iterator *iter = (void *)regs_get_kernel_argument(regs, 0);
+
+	if (current->pid != pid || iter->tr != tr || !smp_load_acquire(&parked) ||
+	    released)
+		return 0;
+	/* Pairs with rb_spin_until()'s smp_load_acquire() */
+	smp_store_release(&released, true);
+	freed_in_print = rb_spin_until(&changed, NULL, (u64)wait_ms * NSEC_PER_MSEC);
+	return 0;
+}
+
+static struct kprobe rb_subbufwin_printk = {
+	.symbol_name	= "print_trace_line",
+	.pre_handler	= rb_subbufwin_print,
+};
+
+static int __init rb_subbufwin_init(void)
+{
+	int ret;
+
+	if (!pid || !changer)
+		return -EINVAL;
+
+	tr = get_instance(instance);
+	if (!tr)
+		return -ENOENT;
+
+	ret = register_kprobe(&rb_subbufwin_printk);
+	if (ret)
+		goto put;
+	ret = register_kretprobe(&rb_subbufwin_gp);
+	if (ret)
+		goto print;
+	ret = register_kretprobe(&rb_subbufwin_set);
+	if (ret)
+		goto gp;
+	return 0;
+
+gp:
+	unregister_kretprobe(&rb_subbufwin_gp);
+print:
+	unregister_kprobe(&rb_subbufwin_printk);
+put:
+	trace_array_put(tr);
+	return ret;
+}
+
+static void __exit rb_subbufwin_exit(void)
+{
+	unregister_kretprobe(&rb_subbufwin_set);
+	unregister_kretprobe(&rb_subbufwin_gp);
+	unregister_kprobe(&rb_subbufwin_printk);
+	trace_array_put(tr);
+}
+
+module_init(rb_subbufwin_init);
+module_exit(rb_subbufwin_exit);
+MODULE_DESCRIPTION("A sub-buffer size change while trace_pipe prints an event");
+MODULE_LICENSE("GPL");
