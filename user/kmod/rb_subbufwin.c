@@ -21,9 +21,16 @@
  *
  * A size change that takes trace_access_lock() before it changes anything
  * holds it while it is held here, so trace_pipe prints nothing until it
- * ended: @freed_in_print stays 0. One that does not frees the page of the
- * event that trace_pipe is about to print: @freed_in_print is 1, and the
- * print reads freed memory (which KASAN reports).
+ * ended: @in_window stays 0. One that does not frees the page of the
+ * event that trace_pipe is about to print: @in_window is 1, and the print
+ * reads freed memory (which KASAN reports).
+ *
+ * With @window "read", the size change is let go instead when a read() of
+ * trace_pipe_raw by the task @pid has read the sub-buffer size, before it
+ * allocates its spare page (on return from ring_buffer_subbuf_size_get()),
+ * and once it ended, @nr_events events are written into the buffer of that
+ * CPU, for the read() to copy. The spare page then has the new size:
+ * read() must copy that much, not the size it read before.
  *
  * Without kretprobes (CONFIG_KRETPROBES off), the init fails with
  * -EOPNOTSUPP.
@@ -31,6 +38,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/string.h>
 
 #include "rb_instance.h"
 
@@ -44,6 +52,14 @@ static int changer;
 module_param(changer, int, 0444);
 MODULE_PARM_DESC(changer, "the task that changes the sub-buffer size");
 
+static char *window = "print";
+module_param(window, charp, 0444);
+MODULE_PARM_DESC(window, "print: in trace_pipe's print; read: in read() of trace_pipe_raw");
+
+static uint nr_events = 8;
+module_param(nr_events, uint, 0444);
+MODULE_PARM_DESC(nr_events, "the events written for read() after the size change");
+
 static uint wait_ms = 2000;
 module_param(wait_ms, uint, 0444);
 MODULE_PARM_DESC(wait_ms, "how long each side waits for the other");
@@ -55,8 +71,10 @@ static bool released;		/* trace_pipe let it go, about to print */
 module_param(released, bool, 0444);
 static bool changed;		/* the size change of the buffer ended */
 module_param(changed, bool, 0444);
-static bool freed_in_print;	/* ... while trace_pipe waited to print */
-module_param(freed_in_print, bool, 0444);
+static bool in_window;		/* ... while the reader waited in its window */
+module_param(in_window, bool, 0444);
+static ulong written;		/* events written for read() */
+module_param(written, ulong, 0444);
 
 static struct trace_array *tr;
 static bool in_set;		/* the changer is in the buffer's order set */
@@ -136,7 +154,7 @@ static int rb_subbufwin_print(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	/* Pairs with rb_spin_until()'s smp_load_acquire() */
 	smp_store_release(&released, true);
-	freed_in_print = rb_spin_until(&changed, NULL, (u64)wait_ms * NSEC_PER_MSEC);
+	in_window = rb_spin_until(&changed, NULL, (u64)wait_ms * NSEC_PER_MSEC);
 	return 0;
 }
 
@@ -145,6 +163,27 @@ static struct kprobe rb_subbufwin_printk = {
 	.pre_handler	= rb_subbufwin_print,
 };
 
+/* read() of trace_pipe_raw has the size and is about to allocate */
+static int rb_subbufwin_read(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (current->pid != pid || !smp_load_acquire(&parked) || released)
+		return 0;
+	/* Pairs with rb_spin_until()'s smp_load_acquire() */
+	smp_store_release(&released, true);
+	in_window = rb_spin_until(&changed, NULL, (u64)wait_ms * NSEC_PER_MSEC);
+	if (in_window)
+		rb_write_seq(tr->array_buffer.buffer, nr_events, &written);
+	return 0;
+}
+
+static struct kretprobe rb_subbufwin_readk = {
+	.kp.symbol_name	= "ring_buffer_subbuf_size_get",
+	.handler	= rb_subbufwin_read,
+	.maxactive	= 16,
+};
+
+static bool window_read;
+
 static int __init rb_subbufwin_init(void)
 {
 	int ret;
@@ -152,11 +191,19 @@ static int __init rb_subbufwin_init(void)
 	if (!pid || !changer)
 		return -EINVAL;
 
+	if (!strcmp(window, "read"))
+		window_read = true;
+	else if (strcmp(window, "print"))
+		return -EINVAL;
+
 	tr = get_instance(instance);
 	if (!tr)
 		return -ENOENT;
 
-	ret = register_kprobe(&rb_subbufwin_printk);
+	if (window_read)
+		ret = register_kretprobe(&rb_subbufwin_readk);
+	else
+		ret = register_kprobe(&rb_subbufwin_printk);
 	if (ret)
 		goto put;
 	ret = register_kretprobe(&rb_subbufwin_gp);
@@ -170,7 +217,10 @@ static int __init rb_subbufwin_init(void)
 gp:
 	unregister_kretprobe(&rb_subbufwin_gp);
 print:
-	unregister_kprobe(&rb_subbufwin_printk);
+	if (window_read)
+		unregister_kretprobe(&rb_subbufwin_readk);
+	else
+		unregister_kprobe(&rb_subbufwin_printk);
 put:
 	trace_array_put(tr);
 	return ret;
@@ -180,11 +230,14 @@ static void __exit rb_subbufwin_exit(void)
 {
 	unregister_kretprobe(&rb_subbufwin_set);
 	unregister_kretprobe(&rb_subbufwin_gp);
-	unregister_kprobe(&rb_subbufwin_printk);
+	if (window_read)
+		unregister_kretprobe(&rb_subbufwin_readk);
+	else
+		unregister_kprobe(&rb_subbufwin_printk);
 	trace_array_put(tr);
 }
 
 module_init(rb_subbufwin_init);
 module_exit(rb_subbufwin_exit);
-MODULE_DESCRIPTION("A sub-buffer size change while trace_pipe prints an event");
+MODULE_DESCRIPTION("A sub-buffer size change while trace_pipe prints an event or read() sizes its page");
 MODULE_LICENSE("GPL");

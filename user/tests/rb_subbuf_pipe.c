@@ -13,6 +13,12 @@
  * and the module lets the size change go when trace_pipe is about to print
  * an event, and waits for it. The size change must not end while
  * trace_pipe holds the event.
+ *
+ * read() of trace_pipe_raw reads the sub-buffer size without that lock,
+ * before it allocates its spare page. The second test lets the size change
+ * go from 8 KiB to 4 KiB right there (and the module writes events into
+ * the new buffer): read() must copy the 4 KiB of the page it got, not the
+ * 8 KiB it read before, which would copy what follows the page too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +29,7 @@
 #include <sys/syscall.h>
 
 #include "kselftest_harness.h"
+#include "kmod_common.h"
 #include "rb_seq.h"
 
 #define INSTANCE	"rb_subbuf_pipe"
@@ -53,6 +60,7 @@ static int kmod_flag(const char *name)
 
 struct changer {
 	struct tracefs_instance	*inst;
+	const char		*kb;		/* the new size */
 	pid_t			tid;
 	int			go[2];		/* a byte: change the size */
 	int			ret;		/* of the write */
@@ -77,7 +85,7 @@ static void *change_size(void *arg)
 	__atomic_store_n(&c->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	if (read(c->go[0], &byte, 1) != 1)
 		return NULL;
-	c->ret = tracefs_instance_file_write(c->inst, "buffer_subbuf_size_kb", "8");
+	c->ret = tracefs_instance_file_write(c->inst, "buffer_subbuf_size_kb", c->kb);
 	c->err = errno;
 	return NULL;
 }
@@ -102,14 +110,72 @@ FIXTURE_TEARDOWN(rb)
 	rb_seq_close(&self->b);
 }
 
-TEST_F(rb, subbuf_size_change_waits_for_trace_pipe)
+/*
+ * Open @file of the instance, start a change of the sub-buffer size to
+ * @kb KiB from another CPU, which rb_subbufwin (its @window) holds right
+ * before it replaces the pages, read @file once into @out (*@r: what
+ * read() returned) and let the change end. Returns 1 if the module is not
+ * for this kernel (the test skips), 0 otherwise.
+ */
+static int change_while_reading(struct __test_metadata *_metadata,
+				struct rb_seq *b, const char *file,
+				const char *kb, const char *window,
+				char *out, size_t size, ssize_t *r)
 {
-	struct changer c = { .inst = self->b.inst };
-	char params[160], out[8192];
+	struct changer c = { .inst = b->inst, .kb = kb };
+	char params[192];
 	pthread_t thread;
-	ssize_t r = 0;
 	int i, fd, err;
 	pid_t tid;
+
+	*r = 0;
+	ASSERT_EQ(0, pipe(c.go));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, change_size, &c));
+	while (!(tid = __atomic_load_n(&c.tid, __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	ASSERT_LT(0, tid) TH_LOG("changer: %s", strerror(c.err));
+
+	snprintf(params, sizeof(params), "instance=%s pid=%d changer=%d window=%s",
+		 INSTANCE, getpid(), tid, window);
+	err = rb_seq_load(b, params);
+	if (err) {
+		close(c.go[1]);
+		pthread_join(thread, NULL);
+		if (err == -EOPNOTSUPP)
+			return 1;
+	}
+	ASSERT_EQ(0, err) TH_LOG("loading rb_subbufwin: %s (see the kernel log)", strerror(-err));
+
+	/* Opened first: the size change holds trace_types_lock, as open does */
+	fd = tracefs_instance_file_open(b->inst, file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	/* The size change starts, and is held before it replaces the pages */
+	ASSERT_EQ(1, write(c.go[1], "", 1));
+	for (i = 0; i < PARK_WAIT_MS && kmod_flag("parked") != 1; i++)
+		usleep(1000);
+
+	if (fd >= 0) {
+		*r = read(fd, out, size);
+		close(fd);
+	}
+	close(c.go[1]);
+	pthread_join(thread, NULL);
+
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, c.ret) TH_LOG("size change: %s", strerror(c.err));
+	TH_LOG("size change held: %s; let go by the reader: %s; read() returned %zd",
+	       kmod_flag("parked") == 1 ? "yes" : "no",
+	       kmod_flag("released") == 1 ? "yes" : "no", *r);
+	ASSERT_EQ(1, kmod_flag("parked"));
+	ASSERT_EQ(1, kmod_flag("changed"));
+	return 0;
+}
+
+TEST_F(rb, subbuf_size_change_waits_for_trace_pipe)
+{
+	char out[8192];
+	ssize_t r;
+	int i, fd;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) <= CHANGER_CPU)
 		SKIP(return, "needs a second CPU for the size change");
@@ -120,48 +186,35 @@ TEST_F(rb, subbuf_size_change_waits_for_trace_pipe)
 		ASSERT_LT(0, dprintf(fd, "seq=%06u", i));
 	close(fd);
 
-	ASSERT_EQ(0, pipe(c.go));
-	ASSERT_EQ(0, pthread_create(&thread, NULL, change_size, &c));
-	while (!(tid = __atomic_load_n(&c.tid, __ATOMIC_ACQUIRE)))
-		usleep(1000);
-	ASSERT_LT(0, tid) TH_LOG("changer: %s", strerror(c.err));
-
-	snprintf(params, sizeof(params), "instance=%s pid=%d changer=%d",
-		 INSTANCE, getpid(), tid);
-	err = rb_seq_load(&self->b, params);
-	if (err) {
-		close(c.go[1]);
-		pthread_join(thread, NULL);
-	}
-	if (err == -EOPNOTSUPP)
+	if (change_while_reading(_metadata, &self->b, "per_cpu/cpu0/trace_pipe",
+				 "8", "print", out, sizeof(out), &r))
 		SKIP(return, "rb_subbufwin: no kretprobes here");
-	ASSERT_EQ(0, err) TH_LOG("loading rb_subbufwin: %s (see the kernel log)", strerror(-err));
 
-	/* Opened first: the size change holds trace_types_lock, as open does */
-	fd = tracefs_instance_file_open(self->b.inst, "per_cpu/cpu0/trace_pipe",
-					O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	/* The size change starts, and is held before it replaces the pages */
-	ASSERT_EQ(1, write(c.go[1], "", 1));
-	for (i = 0; i < PARK_WAIT_MS && kmod_flag("parked") != 1; i++)
-		usleep(1000);
-
-	if (fd >= 0) {
-		r = read(fd, out, sizeof(out) - 1);
-		close(fd);
-	}
-	close(c.go[1]);
-	pthread_join(thread, NULL);
-
-	ASSERT_LE(0, fd);
-	ASSERT_LT(0, c.ret) TH_LOG("size change: %s", strerror(c.err));
-	TH_LOG("size change held: %s; let go by trace_pipe: %s; trace_pipe read %zd bytes",
-	       kmod_flag("parked") == 1 ? "yes" : "no",
-	       kmod_flag("released") == 1 ? "yes" : "no", r);
-	ASSERT_EQ(1, kmod_flag("parked"));
-	ASSERT_EQ(1, kmod_flag("changed"));
 	/* trace_pipe printed nothing from a page that the change freed */
-	EXPECT_EQ(0, kmod_flag("freed_in_print"));
+	EXPECT_EQ(0, kmod_flag("in_window"));
+}
+
+/*
+ * read() of trace_pipe_raw reads the sub-buffer size, then allocates its
+ * spare page: when the size changes in between, it must copy the size of
+ * the page it got, not more.
+ */
+TEST_F(rb, subbuf_size_change_before_read_allocates)
+{
+	static char out[64 * 1024];
+	ssize_t r;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) <= CHANGER_CPU)
+		SKIP(return, "needs a second CPU for the size change");
+
+	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_subbuf_size_kb", "8"));
+	if (change_while_reading(_metadata, &self->b, "per_cpu/cpu0/trace_pipe_raw",
+				 "4", "read", out, sizeof(out), &r))
+		SKIP(return, "rb_subbufwin: no kretprobes here");
+
+	ASSERT_EQ(1, kmod_flag("in_window"));
+	ASSERT_LT(0, kmod_param(MODULE_NAME, "written"));
+	EXPECT_EQ(4096, r) TH_LOG("read() of a 4 KiB sub-buffer returned %zd bytes", r);
 }
 
 TEST_HARNESS_MAIN
