@@ -11,10 +11,10 @@
  * size change frees every page of the buffer.
  *
  * The size change is held, a spin of up to @wait_ms, right before it
- * replaces the pages of the instance's buffer, after any RCU grace period
- * it waits for: on return from synchronize_rcu() inside
- * ring_buffer_subbuf_order_set() (6.1 with the series), on entry to
- * ring_buffer_subbuf_order_set() (6.7 and later, which wait for none).
+ * replaces the pages of the instance's buffer, once the RCU grace period
+ * it waits for is over: on return from synchronize_rcu() inside
+ * ring_buffer_subbuf_order_set() of that buffer (6.1 with the series and
+ * 6.12 both wait for one there, with the writers stopped).
  * The test then reads trace_pipe. When trace_pipe is about to print an
  * event (a kprobe on print_trace_line(), in the task @pid), the size
  * change is let go, and trace_pipe waits up to @wait_ms for it to end.
@@ -104,9 +104,6 @@ static int rb_subbufwin_set_entry(struct kretprobe_instance *ri,
 	if (!ours)
 		return 0;
 	WRITE_ONCE(in_set, true);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	rb_subbufwin_park();
-#endif
 	return 0;
 }
 
