@@ -67,7 +67,7 @@ MODULE_PARM_DESC(wait_ms, "how long each side waits for the other");
 /* Results */
 static bool parked;		/* the size change was held */
 module_param(parked, bool, 0444);
-static bool released;		/* trace_pipe let it go, about to print */
+static bool released;		/* the reader let it go, in its window */
 module_param(released, bool, 0444);
 static bool changed;		/* the size change of the buffer ended */
 module_param(changed, bool, 0444);
@@ -84,7 +84,7 @@ static bool is_changer(void)
 	return current->pid == changer;
 }
 
-/* Hold the size change until trace_pipe is about to print, once */
+/* Hold the size change until the reader is in its window, once */
 static void rb_subbufwin_park(void)
 {
 	if (parked)
@@ -101,9 +101,8 @@ static int rb_subbufwin_set_entry(struct kretprobe_instance *ri,
 	bool ours = is_changer() && buffer == tr->array_buffer.buffer;
 
 	*(bool *)ri->data = ours;
-	if (!ours)
-		return 0;
-	WRITE_ONCE(in_set, true);
+	if (ours)
+		WRITE_ONCE(in_set, true);
 	return 0;
 }
 
@@ -141,17 +140,27 @@ static struct kretprobe rb_subbufwin_gp = {
 	.maxactive	= 16,
 };
 
+/*
+ * In the reader's window, the first time: let the held size change go and
+ * wait for its end. Whether it ended meanwhile.
+ */
+static bool rb_subbufwin_let_go(void)
+{
+	if (!smp_load_acquire(&parked) || released)
+		return false;
+	/* Pairs with rb_spin_until()'s smp_load_acquire() */
+	smp_store_release(&released, true);
+	in_window = rb_spin_until(&changed, NULL, (u64)wait_ms * NSEC_PER_MSEC);
+	return in_window;
+}
+
 /* trace_pipe has the event and is about to print it */
 static int rb_subbufwin_print(struct kprobe *p, struct pt_regs *regs)
 {
 	struct trace_iterator *iter = (void *)regs_get_kernel_argument(regs, 0);
 
-	if (current->pid != pid || iter->tr != tr || !smp_load_acquire(&parked) ||
-	    released)
-		return 0;
-	/* Pairs with rb_spin_until()'s smp_load_acquire() */
-	smp_store_release(&released, true);
-	in_window = rb_spin_until(&changed, NULL, (u64)wait_ms * NSEC_PER_MSEC);
+	if (current->pid == pid && iter->tr == tr)
+		rb_subbufwin_let_go();
 	return 0;
 }
 
@@ -163,12 +172,7 @@ static struct kprobe rb_subbufwin_printk = {
 /* read() of trace_pipe_raw has the size and is about to allocate */
 static int rb_subbufwin_read(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	if (current->pid != pid || !smp_load_acquire(&parked) || released)
-		return 0;
-	/* Pairs with rb_spin_until()'s smp_load_acquire() */
-	smp_store_release(&released, true);
-	in_window = rb_spin_until(&changed, NULL, (u64)wait_ms * NSEC_PER_MSEC);
-	if (in_window)
+	if (current->pid == pid && rb_subbufwin_let_go())
 		rb_write_seq(tr->array_buffer.buffer, nr_events, &written);
 	return 0;
 }
