@@ -78,7 +78,7 @@ static void *change_size(void *arg)
 	if (sched_setaffinity(0, sizeof(set), &set)) {
 		c->ret = -1;
 		c->err = errno;
-		c->tid = -1;
+		__atomic_store_n(&c->tid, -1, __ATOMIC_RELEASE);
 		return NULL;
 	}
 	/* Pairs with the load of the test task */
@@ -141,6 +141,7 @@ static int change_while_reading(struct __test_metadata *_metadata,
 	if (err) {
 		close(c.go[1]);
 		pthread_join(thread, NULL);
+		close(c.go[0]);
 		if (err == -EOPNOTSUPP)
 			return 1;
 	}
@@ -160,6 +161,7 @@ static int change_while_reading(struct __test_metadata *_metadata,
 	}
 	close(c.go[1]);
 	pthread_join(thread, NULL);
+	close(c.go[0]);
 
 	ASSERT_LE(0, fd);
 	ASSERT_LT(0, c.ret) TH_LOG("size change: %s", strerror(c.err));
