@@ -29,6 +29,22 @@ static inline long long kmod_param(const char *module, const char *name)
 	return v;
 }
 
+/* A bool parameter, as kmod_param(): 1 for Y, 0 for N, -1 if unreadable */
+static inline int kmod_param_bool(const char *module, const char *name)
+{
+	char path[160], c = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", module, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fread(&c, 1, 1, f) != 1)
+		c = 0;
+	fclose(f);
+	return c == 'Y' ? 1 : c == 'N' ? 0 : -1;
+}
+
 /* Write @value to /sys/module/@module/parameters/@name: 0, or -1 */
 static inline int kmod_param_write(const char *module, const char *name,
 				   const char *value)

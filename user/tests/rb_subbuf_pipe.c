@@ -42,20 +42,10 @@
 /* Beyond the module's waits (2 s each) */
 #define PARK_WAIT_MS	5000
 
-/* A bool parameter of the module: 1 for Y, 0 for N, -1 if unreadable */
+/* A bool parameter of the module */
 static int kmod_flag(const char *name)
 {
-	char path[160], c = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", MODULE_NAME, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fread(&c, 1, 1, f) != 1)
-		c = 0;
-	fclose(f);
-	return c == 'Y' ? 1 : c == 'N' ? 0 : -1;
+	return kmod_param_bool(MODULE_NAME, name);
 }
 
 struct changer {
