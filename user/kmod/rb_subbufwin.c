@@ -98,10 +98,8 @@ static int rb_subbufwin_set_entry(struct kretprobe_instance *ri,
 				  struct pt_regs *regs)
 {
 	struct trace_buffer *buffer = (void *)regs_get_kernel_argument(regs, 0);
-	bool ours = is_changer() && buffer == tr->array_buffer.buffer;
 
-	*(bool *)ri->data = ours;
-	if (ours)
+	if (is_changer() && buffer == tr->array_buffer.buffer)
 		WRITE_ONCE(in_set, true);
 	return 0;
 }
@@ -109,7 +107,8 @@ static int rb_subbufwin_set_entry(struct kretprobe_instance *ri,
 static int rb_subbufwin_set_ret(struct kretprobe_instance *ri,
 				struct pt_regs *regs)
 {
-	if (!*(bool *)ri->data)
+	/* The order set of the snapshot buffer is not nested in it */
+	if (!is_changer() || !READ_ONCE(in_set))
 		return 0;
 	WRITE_ONCE(in_set, false);
 	/* Pairs with rb_spin_until()'s smp_load_acquire() */
@@ -121,7 +120,6 @@ static struct kretprobe rb_subbufwin_set = {
 	.kp.symbol_name	= "ring_buffer_subbuf_order_set",
 	.entry_handler	= rb_subbufwin_set_entry,
 	.handler	= rb_subbufwin_set_ret,
-	.data_size	= sizeof(bool),
 	.maxactive	= 4,
 };
 

@@ -12,15 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* /sys/module/@module/parameters/@name as a number, -1 if unreadable */
-static inline long long kmod_param(const char *module, const char *name)
+/* /sys/module/@module/parameters/@name, opened with @mode */
+static inline FILE *kmod_param_open(const char *module, const char *name,
+				    const char *mode)
 {
-	char path[160], buf[32] = "";
-	long long v = -1;
-	FILE *f;
+	char path[160];
 
 	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", module, name);
-	f = fopen(path, "r");
+	return fopen(path, mode);
+}
+
+/* The parameter @name of @module as a number, -1 if unreadable */
+static inline long long kmod_param(const char *module, const char *name)
+{
+	FILE *f = kmod_param_open(module, name, "r");
+	char buf[32] = "";
+	long long v = -1;
+
 	if (f) {
 		if (fgets(buf, sizeof(buf), f))
 			v = strtoll(buf, NULL, 0);
@@ -32,11 +40,9 @@ static inline long long kmod_param(const char *module, const char *name)
 /* A bool parameter, as kmod_param(): 1 for Y, 0 for N, -1 if unreadable */
 static inline int kmod_param_bool(const char *module, const char *name)
 {
-	char path[160], c = 0;
-	FILE *f;
+	FILE *f = kmod_param_open(module, name, "r");
+	char c = 0;
 
-	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", module, name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fread(&c, 1, 1, f) != 1)
@@ -45,16 +51,13 @@ static inline int kmod_param_bool(const char *module, const char *name)
 	return c == 'Y' ? 1 : c == 'N' ? 0 : -1;
 }
 
-/* Write @value to /sys/module/@module/parameters/@name: 0, or -1 */
+/* Write @value to the parameter @name of @module: 0, or -1 */
 static inline int kmod_param_write(const char *module, const char *name,
 				   const char *value)
 {
-	char path[160];
+	FILE *f = kmod_param_open(module, name, "w");
 	int ret = -1;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", module, name);
-	f = fopen(path, "w");
 	if (f) {
 		ret = fputs(value, f) < 0 ? -1 : 0;
 		if (fclose(f))
