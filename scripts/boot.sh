@@ -25,8 +25,9 @@
 # name contains one of these, comma-separated), SKIP (check: none of the
 # listed programs whose name contains one of these), BOOT_EVENTS=0 (no
 # trace_event= on the command line: the top level buffer is left unused),
-# VERDICT_ARGS (more arguments for scripts/verdict.py), V=1 (show the whole
-# console while it runs).
+# VERDICT_ARGS (more arguments for scripts/verdict.py), ONLINE_CPUS (check:
+# the CPUs the guest must find online, SMP unless maxcpus= in APPEND leaves
+# some offline), V=1 (show the whole console while it runs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -254,7 +255,7 @@ case $rc in
 *) warn "qemu exited with status $rc (see $log)" ;;
 esac
 if [ "$mode" = check ]; then
-	vargs+=(--tests "$GUEST/tests.list" --smp "$SMP")
+	vargs+=(--tests "$GUEST/tests.list" --smp "${ONLINE_CPUS:-$SMP}")
 	[ -z "${ONLY:-}" ] || vargs+=(--only "$ONLY")
 	[ -z "${SKIP:-}" ] || vargs+=(--skip "$SKIP")
 	[ "${ALLOW_NO_TESTS:-0}" = 1 ] || [ -n "${ONLY:-}" ] || vargs+=(--require ring-buffer/)

@@ -282,10 +282,12 @@ stock_612_boot() {
 # The boots, "KERNEL:NAME", in this order when their kernels are built;
 # boot_NAME runs one.
 boot_normal() { boot_stage normal; }
-# A kernel nothing traced with yet: the top level buffer's first use.
+# A kernel nothing traced with yet: the top level buffer's first use.  One
+# of its 4 CPUs is left offline (maxcpus=3), for tests/hotadd_cpu: the
+# first online of a CPU, which gets its buffers then, while mapped.
 boot_fresh() {
-	counted_stage "boot fresh" "$LOGS/fresh-check.counts" env RUN_NAME=fresh ONLY=fresh_ \
-		BOOT_EVENTS=0 "$S/boot.sh" normal check
+	counted_stage "boot fresh" "$LOGS/fresh-check.counts" env RUN_NAME=fresh ONLY=fresh_,hotadd_ \
+		BOOT_EVENTS=0 APPEND=maxcpus=3 ONLINE_CPUS=3 "$S/boot.sh" normal check
 }
 # The consumer tool against Debian's trace-cmd report (scripts/trace-check.sh)
 boot_trace_check() {

@@ -117,10 +117,11 @@ say "built $n $KARCH user programs and tests (${user#"$TOP"/}/*.c, ${user#"$TOP"
 # The run list: the kselftests in their Makefile's order, then ours by name.
 # tests/fresh_*: for a kernel nothing traced with yet (booted without
 # trace_event=); listed as "?tests/fresh_..." and run only when named in
-# ftmmap.only (guest/init), by their own boot in make check; tests/kcsan_*:
+# ftmmap.only (guest/init), by their own boot in make check; tests/hotadd_*
+# (a CPU that was never online: maxcpus=) in that boot too; tests/kcsan_*:
 # the load of the KCSAN stage (scripts/kcsan.sh), likewise.
 {
 	sed -n 's/^\([^:]*\):\(.*\)$/\1\/\2/p' "$GUEST/kselftest/kselftest-list.txt"
-	(cd "$GUEST/user" && ls tests | sed -E 's,^,tests/,; s,^tests/(fresh|kcsan)_,?&,')
+	(cd "$GUEST/user" && ls tests | sed -E 's,^,tests/,; s,^tests/(fresh|hotadd|kcsan)_,?&,')
 } >"$GUEST/tests.list"
 note "$(wc -l <"$GUEST/tests.list") tests in ${GUEST#"$TOP"/}/tests.list"
