@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_waitwin: hold a task that is about to wait on trace_pipe_raw, after
+ * it loaded what its wait is for and before it is on the wait queue,
+ * while the test wakes the file's waiters. Loaded by tests/rb_wait_window.
+ *
+ * splice() and GET_READER of trace_pipe_raw load the file's wait_index
+ * and then wait in the ring buffer; ioctl(0) and ->flush() increment it
+ * and wake the waiters. The wait checks the buffer once before it queues
+ * the task, with ring_buffer_empty_cpu(): a kprobe there, the first time
+ * in the task @pid, sets @held to 1 and spins until the test sets
+ * @release (2) or @wait_ms passed (3). A wake-up meanwhile finds no one
+ * to wake, and the wait must end anyway.
+ *
+ * Without kprobes (CONFIG_KPROBES off), the init fails with -EOPNOTSUPP.
+ */
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/timekeeping.h>
+
+static int pid;
+module_param(pid, int, 0444);
+MODULE_PARM_DESC(pid, "the task to hold before it waits");
+
+static uint wait_ms = 2000;
+module_param(wait_ms, uint, 0444);
+MODULE_PARM_DESC(wait_ms, "how long to hold it at most");
+
+static bool release;
+module_param(release, bool, 0644);
+MODULE_PARM_DESC(release, "set by the test once it woke the waiters");
+
+/* Result: 0 not held yet, 1 held, 2 let go by the test, 3 by the bound */
+static int held;
+module_param(held, int, 0444);
+
+static int rb_waitwin_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	u64 deadline;
+
+	if (current->pid != pid || READ_ONCE(held))
+		return 0;
+
+	WRITE_ONCE(held, 1);
+	deadline = ktime_get_mono_fast_ns() + (u64)wait_ms * NSEC_PER_MSEC;
+	while (!READ_ONCE(release)) {
+		if (ktime_get_mono_fast_ns() > deadline) {
+			WRITE_ONCE(held, 3);
+			return 0;
+		}
+		cpu_relax();
+	}
+	WRITE_ONCE(held, 2);
+	return 0;
+}
+
+static struct kprobe rb_waitwin_kp = {
+	.symbol_name	= "ring_buffer_empty_cpu",
+	.pre_handler	= rb_waitwin_pre,
+};
+
+static int __init rb_waitwin_init(void)
+{
+	if (!pid)
+		return -EINVAL;
+	return register_kprobe(&rb_waitwin_kp);
+}
+
+static void __exit rb_waitwin_exit(void)
+{
+	unregister_kprobe(&rb_waitwin_kp);
+}
+
+module_init(rb_waitwin_init);
+module_exit(rb_waitwin_exit);
+MODULE_DESCRIPTION("Hold a waiter of trace_pipe_raw before it is queued");
+MODULE_LICENSE("GPL");
