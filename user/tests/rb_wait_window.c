@@ -43,7 +43,7 @@ struct waiter {
 	bool		splice;
 	pid_t		tid;		/* set by the thread */
 	int		ret, err;	/* what its call returned */
-	bool		go, done;
+	bool		go, cancel, done;
 };
 
 static void *waiter_thread(void *arg)
@@ -58,6 +58,8 @@ static void *waiter_thread(void *arg)
 	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&w->go, __ATOMIC_ACQUIRE))
 		usleep(1000);
+	if (w->cancel)
+		return NULL;
 
 	if (w->splice) {
 		if (pipe(pfd)) {
@@ -108,10 +110,9 @@ static void wake_before_queued(struct __test_metadata *_metadata,
 	snprintf(params, sizeof(params), "pid=%d", w.tid);
 	err = rb_seq_load(&self->b, params);
 	if (err) {
+		w.cancel = true;
 		__atomic_store_n(&w.go, true, __ATOMIC_RELEASE);
-		tracefs_instance_file_write(self->b.inst, "tracing_on", "0");
 		pthread_join(thread, NULL);
-		tracefs_instance_file_write(self->b.inst, "tracing_on", "1");
 		if (err == -EOPNOTSUPP)
 			SKIP(return, "rb_waitwin: no kprobes here");
 		ASSERT_EQ(0, err) TH_LOG("loading rb_waitwin: %s", strerror(-err));
