@@ -6,11 +6,14 @@
  *
  * splice() and GET_READER of trace_pipe_raw load the file's wait_index
  * and then wait in the ring buffer; ioctl(0) and ->flush() increment it
- * and wake the waiters. The wait checks the buffer once before it queues
- * the task, with ring_buffer_empty_cpu(): a kprobe there, the first time
- * in the task @pid, sets @held to 1 and spins until the test sets
- * @release (2) or @wait_ms passed (3). A wake-up meanwhile finds no one
- * to wake, and the wait must end anyway.
+ * and wake the waiters. A kprobe on the ring buffer's wait function,
+ * ring_buffer_wait_cond() where the kernel has it (6.1 with the series'
+ * fix), ring_buffer_wait() otherwise (@fallback), the first time in the
+ * task @pid, sets @held to 1 and spins until the test sets @release (2)
+ * or @wait_ms passed (3). A wake-up meanwhile finds no one to wake, and
+ * the wait must end anyway. The function is called from trace.c, so no
+ * compiler inlines it away from the probe (ring_buffer_empty_cpu(), which
+ * the wait calls first, is inlined into it with Debian's config).
  *
  * Without kprobes (CONFIG_KPROBES off), the init fails with -EOPNOTSUPP.
  */
@@ -34,6 +37,8 @@ MODULE_PARM_DESC(release, "set by the test once it woke the waiters");
 /* Result: 0 not held yet, 1 held, 2 let go by the test, 3 by the bound */
 static int held;
 module_param(held, int, 0444);
+static bool fallback;		/* the probe is on ring_buffer_wait() */
+module_param(fallback, bool, 0444);
 
 static int rb_waitwin_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -56,14 +61,25 @@ static int rb_waitwin_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 static struct kprobe rb_waitwin_kp = {
-	.symbol_name	= "ring_buffer_empty_cpu",
+	.symbol_name	= "ring_buffer_wait_cond",
 	.pre_handler	= rb_waitwin_pre,
 };
 
 static int __init rb_waitwin_init(void)
 {
+	int ret;
+
 	if (!pid)
 		return -EINVAL;
+	ret = register_kprobe(&rb_waitwin_kp);
+	if (ret != -ENOENT)
+		return ret;
+
+	/* A kprobe is cleared before it is registered again */
+	memset(&rb_waitwin_kp, 0, sizeof(rb_waitwin_kp));
+	rb_waitwin_kp.symbol_name = "ring_buffer_wait";
+	rb_waitwin_kp.pre_handler = rb_waitwin_pre;
+	fallback = true;
 	return register_kprobe(&rb_waitwin_kp);
 }
 
