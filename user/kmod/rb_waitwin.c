@@ -20,7 +20,8 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/sched.h>
-#include <linux/timekeeping.h>
+
+#include "rb_instance.h"
 
 static int pid;
 module_param(pid, int, 0444);
@@ -42,21 +43,14 @@ module_param(fallback, bool, 0444);
 
 static int rb_waitwin_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	u64 deadline;
-
 	if (current->pid != pid || READ_ONCE(held))
 		return 0;
 
 	WRITE_ONCE(held, 1);
-	deadline = ktime_get_mono_fast_ns() + (u64)wait_ms * NSEC_PER_MSEC;
-	while (!READ_ONCE(release)) {
-		if (ktime_get_mono_fast_ns() > deadline) {
-			WRITE_ONCE(held, 3);
-			return 0;
-		}
-		cpu_relax();
-	}
-	WRITE_ONCE(held, 2);
+	if (rb_spin_until(&release, NULL, (u64)wait_ms * NSEC_PER_MSEC))
+		WRITE_ONCE(held, 2);
+	else
+		WRITE_ONCE(held, 3);
 	return 0;
 }
 
