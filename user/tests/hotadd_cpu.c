@@ -14,9 +14,10 @@
  * ring buffer at the CPU's first online, none when an instance is created
  * (its buffers are not readable yet) or when the CPU comes online again.
  *
- * This needs a CPU that is possible but was never online: make check
- * boots a guest of 4 vCPUs with maxcpus=3 for it alone. Elsewhere it is
- * not in the run list. Output is TAP.
+ * This needs a CPU that is possible but was never online: make check's
+ * "boot fresh" starts its 4 vCPUs with maxcpus=3, for this test and
+ * fresh_top_level. Other boots list it as "?tests/hotadd_cpu" and run it
+ * only when named. Output is TAP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
