@@ -53,6 +53,7 @@
 #include <tracefs/tracefs.h>
 
 #include "kselftest_harness.h"
+#include "ms_clock.h"
 
 #define INSTANCE	"rb_accounting"
 #define BUFFER_KB	"16"	/* a few sub-buffers per CPU: writers lap */
@@ -107,14 +108,6 @@ static void info(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* What the consumers of a load do */

@@ -47,6 +47,7 @@
 
 #include "kselftest_harness.h"
 #include "kmod_common.h"
+#include "ms_clock.h"
 
 #define INSTANCE	"rb_resize_starved"
 #define CGROUP_ROOT	"/sys/fs/cgroup"
@@ -61,14 +62,6 @@
 #define SLEEPERS	32
 #define RESIZE_WAIT_MS	30000	/* the rescuer needs a few ms */
 #define BLOCK_WAIT_MS	10000
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* The state letter of /proc/PID/stat, 0 if it cannot be read */
 static char state_of(pid_t pid)

@@ -25,6 +25,7 @@
 
 #include "kselftest_harness.h"
 #include "kmod_common.h"
+#include "ms_clock.h"
 #include "rb_seq.h"
 
 #define INSTANCE	"rb_wait_window"
@@ -80,24 +81,15 @@ static void *waiter_thread(void *arg)
 	return NULL;
 }
 
-static long elapsed_ms(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* The waiter blocks in splice() or GET_READER at @percent; the test wakes it */
 static void wake_before_queued(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(rb) *self, bool splice,
 			       const char *percent)
 {
 	struct waiter w = { .fd = self->b.fd, .splice = splice };
-	struct timespec t0;
+	long long t0, waited = -1;
 	char params[64];
 	pthread_t thread;
-	long waited = -1;
 	int err, i;
 
 	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", percent));
@@ -126,11 +118,11 @@ static void wake_before_queued(struct __test_metadata *_metadata,
 	/* What tracefs_cpu_stop() does, while the waiter is not queued */
 	EXPECT_EQ(0, ioctl(self->b.fd, 0));
 	EXPECT_EQ(0, kmod_param_write(MODULE_NAME, "release", "Y"));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && elapsed_ms(&t0) < WAKE_BOUND_MS)
+	t0 = now_ms();
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && now_ms() - t0 < WAKE_BOUND_MS)
 		usleep(1000);
 	if (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
-		waited = elapsed_ms(&t0);
+		waited = now_ms() - t0;
 
 	/* Still asleep: tracing off wakes it, so that the test ends */
 	if (waited < 0)

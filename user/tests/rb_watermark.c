@@ -53,6 +53,7 @@
 
 #include "kselftest_harness.h"
 #include "kmod_common.h"
+#include "ms_clock.h"
 #include "rb_seq.h"
 
 #define INSTANCE	"rb_watermark"
@@ -162,15 +163,6 @@ static void *fill(void *arg)
 	return NULL;
 }
 
-static long long ms_since(const struct timespec *start)
-{
-	struct timespec end;
-
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	return (end.tv_sec - start->tv_sec) * 1000 +
-	       (end.tv_nsec - start->tv_nsec) / 1000000;
-}
-
 /*
  * A full waiter gone with the watermark 100 recorded and its flag still
  * set: a poll() at buffer_percent 100 that times out, with one event in
@@ -191,7 +183,7 @@ TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 	long long size = BUFFER_KB * 1024LL, held;
 	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
 	char page[4096];
-	struct timespec start;
+	long long start;
 	struct filler f;
 	pthread_t thread;
 	long long ms;
@@ -209,9 +201,9 @@ TEST_F(wm, waiter_on_an_empty_buffer_wakes_at_its_watermark)
 	f.inst = self->b.inst;
 	f.target = size * 7 / 10;
 	ASSERT_EQ(0, pthread_create(&thread, NULL, fill, &f));
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start = now_ms();
 	ret = poll(&pfd, 1, POLL_MS);
-	ms = ms_since(&start);
+	ms = now_ms() - start;
 	ASSERT_EQ(0, pthread_join(thread, NULL));
 	ASSERT_EQ(0, f.err) TH_LOG("the thread could not fill the buffer");
 	held = held_bytes(self->b.inst);
@@ -271,7 +263,7 @@ static void check_recheck(struct __test_metadata *_metadata, int nth)
 TEST_F(wm, poll_waiter_filled_past_while_it_measures)
 {
 	struct pollfd pfd = { .fd = self->b.fd, .events = POLLIN };
-	struct timespec start;
+	long long start;
 	const char *skip;
 	long long ms;
 	int ret;
@@ -279,9 +271,9 @@ TEST_F(wm, poll_waiter_filled_past_while_it_measures)
 	skip = load_recheck(_metadata, self, 1);
 	if (skip)
 		SKIP(return, "%s", skip);
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start = now_ms();
 	ret = poll(&pfd, 1, POLL_MS);
-	ms = ms_since(&start);
+	ms = now_ms() - start;
 	check_recheck(_metadata, 1);
 	TH_LOG("poll() at buffer_percent 50: %d (revents %#x) after %lld ms", ret, pfd.revents, ms);
 	EXPECT_EQ(1, ret);
@@ -298,7 +290,7 @@ TEST_F(wm, get_reader_waiter_filled_past_once_queued)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
 	long page = sysconf(_SC_PAGESIZE);
-	struct timespec start;
+	long long start;
 	const char *skip;
 	long long ms;
 	void *meta;
@@ -315,11 +307,11 @@ TEST_F(wm, get_reader_waiter_filled_past_once_queued)
 	skip = load_recheck(_metadata, self, 1);
 	if (skip)
 		SKIP(return, "%s", skip);
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start = now_ms();
 	alarm(POLL_MS / 1000);
 	ret = ioctl(self->b.fd, TRACE_MMAP_IOCTL_GET_READER);
 	alarm(0);
-	ms = ms_since(&start);
+	ms = now_ms() - start;
 	check_recheck(_metadata, 1);
 	TH_LOG("blocking GET_READER at buffer_percent 50: %d (%s) after %lld ms",
 	       ret, ret ? strerror(errno) : "ok", ms);
