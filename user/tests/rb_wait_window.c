@@ -8,16 +8,32 @@
  * wait queue finds no one to wake, and the waiter must still see that
  * it came, or it sleeps until data comes, which may be never.
  *
- * A thread waits on an empty buffer of an instance. user/kmod/rb_waitwin.ko
- * holds it at the wait's first look at the buffer, before it is queued;
- * meanwhile the test calls ioctl(fd, 0) and lets it go. The wait must
- * end within a second. A waiter still asleep is then woken by turning
- * tracing off, so that the test ends either way.
+ * A thread waits on an empty buffer of an instance; user/kmod/rb_waitwin.ko
+ * holds it where a wake-up finds no one to wake, and the test calls
+ * ioctl(fd, 0) there and lets it go. The wait must end within a second.
+ * Where it is held:
+ *
+ * - at the wait's first look at the buffer, after the call loaded
+ *   wait_index and before it is queued;
+ * - as the call begins (GET_READER's check of the mapping, splice()'s
+ *   look at the buffer), before it may have loaded wait_index: the wake-up
+ *   is for this call as well;
+ * - at buffer_percent 50, twice: before it is queued, while another
+ *   file's wake-up clears the flag that makes a wake-up's work wake the
+ *   full waiters; then queued, after its condition was checked and before
+ *   it sets the flag again, while its own file is woken.
+ *
+ * Writing 0 to tracing_on wakes the waiters too, and must end the wait
+ * as ioctl(0) does: the same holds are made with it instead.
+ *
+ * A waiter still asleep is then interrupted by a signal, so that the test
+ * ends either way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -36,6 +52,9 @@
 #define WAITER_CPU	1
 #define HOLD_WAIT_MS	5000	/* for the waiter to reach the module */
 #define WAKE_BOUND_MS	1000	/* for the wait to end once let go */
+#define WORK_MS		20	/* for a wake-up's irq_work to run */
+#define RB_XSTR(x)	#x
+#define RB_STR(x)	RB_XSTR(x)
 
 RB_SEQ_FIXTURE(2)
 
@@ -81,42 +100,112 @@ static void *waiter_thread(void *arg)
 	return NULL;
 }
 
-/* The waiter blocks in splice() or GET_READER at @percent; the test wakes it */
-static void wake_before_queued(struct __test_metadata *_metadata,
-			       FIXTURE_DATA(rb) *self, bool splice,
-			       const char *percent)
+static void on_signal(int sig)
+{
+}
+
+/* How the test wakes the waiter */
+enum wake_by { BY_IOCTL, BY_TRACING_OFF };
+
+/* Wait until rb_waitwin's @held is @want: whether it got there */
+static bool wait_held(int want)
+{
+	int i;
+
+	for (i = 0; i < HOLD_WAIT_MS && kmod_param(MODULE_NAME, "held") != want; i++)
+		usleep(1000);
+	return kmod_param(MODULE_NAME, "held") == want;
+}
+
+/* Load rb_waitwin for @tid, at the first of @at (NULL-ended) the kernel has */
+static int load_at(struct rb_seq *b, pid_t tid, const char *const *at, bool queued)
+{
+	char params[128];
+	int err;
+
+	if (!at) {
+		snprintf(params, sizeof(params), "pid=%d", tid);
+		return rb_seq_load(b, params);
+	}
+	for (err = -ENOENT; *at && err == -ENOENT; at++) {
+		snprintf(params, sizeof(params), "pid=%d at=%s queued=%d", tid, *at, queued);
+		err = rb_seq_load(b, params);
+	}
+	return err;
+}
+
+/*
+ * The waiter blocks in splice() or GET_READER at @percent; rb_waitwin
+ * holds it at @at (see the module; NULL: the wait function). The test
+ * wakes it (@by) while it is held, or, with @queued, calls ioctl(0) on
+ * another file of the CPU at the first hold and wakes it at the second.
+ * The wait must end within WAKE_BOUND_MS of the last release.
+ */
+static void wake_held_waiter(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(rb) *self, bool splice,
+			     const char *percent, const char *const *at,
+			     bool queued, enum wake_by by)
 {
 	struct waiter w = { .fd = self->b.fd, .splice = splice };
+	struct sigaction sa = { .sa_handler = on_signal };
 	long long t0, waited = -1;
-	char params[64];
+	int err, other = -1;
 	pthread_t thread;
-	int err, i;
+	char *path;
+
+	/* No SA_RESTART: the signal ends a wait that nothing else ended */
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 
 	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", percent));
 	/* A blocking file: the mapping's was opened non-blocking */
 	ASSERT_EQ(0, fcntl(self->b.fd, F_SETFL, 0));
+	if (queued) {
+		path = tracefs_instance_get_file(self->b.inst, "per_cpu/cpu" RB_STR(CPU)
+						 "/trace_pipe_raw");
+		ASSERT_NE(NULL, path);
+		other = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		tracefs_put_tracing_file(path);
+		ASSERT_LE(0, other) TH_LOG("a second trace_pipe_raw: %s", strerror(errno));
+	}
 
 	ASSERT_EQ(0, pthread_create(&thread, NULL, waiter_thread, &w));
 	while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
-	snprintf(params, sizeof(params), "pid=%d", w.tid);
-	err = rb_seq_load(&self->b, params);
+	err = load_at(&self->b, w.tid, at, queued);
 	if (err) {
 		w.cancel = true;
 		__atomic_store_n(&w.go, true, __ATOMIC_RELEASE);
 		pthread_join(thread, NULL);
+		if (other >= 0)
+			close(other);
 		if (err == -EOPNOTSUPP)
 			SKIP(return, "rb_waitwin: no kprobes here");
 		ASSERT_EQ(0, err) TH_LOG("loading rb_waitwin: %s", strerror(-err));
 	}
 	__atomic_store_n(&w.go, true, __ATOMIC_RELEASE);
 
-	for (i = 0; i < HOLD_WAIT_MS && kmod_param(MODULE_NAME, "held") != 1; i++)
-		usleep(1000);
-	EXPECT_EQ(1, kmod_param(MODULE_NAME, "held"));
+	if (queued) {
+		/*
+		 * Its first check flagged the full waiter; another file's
+		 * wake-up clears the flag, and finds no one to wake.
+		 */
+		EXPECT_TRUE(wait_held(1));
+		EXPECT_EQ(0, ioctl(other, 0));
+		usleep(WORK_MS * 1000);		/* the wake-up's irq_work */
+		EXPECT_EQ(0, kmod_param_write(MODULE_NAME, "release", "Y"));
+		/* Queued, its condition checked: before it flags itself again */
+		EXPECT_TRUE(wait_held(3));
+	} else {
+		EXPECT_TRUE(wait_held(1));
+	}
 
-	/* What tracefs_cpu_stop() does, while the waiter is not queued */
-	EXPECT_EQ(0, ioctl(self->b.fd, 0));
+	if (by == BY_IOCTL) {
+		/* What tracefs_cpu_stop() does */
+		EXPECT_EQ(0, ioctl(self->b.fd, 0));
+	} else {
+		EXPECT_LT(0, tracefs_instance_file_write(self->b.inst, "tracing_on", "0"));
+	}
+	usleep(WORK_MS * 1000);
 	EXPECT_EQ(0, kmod_param_write(MODULE_NAME, "release", "Y"));
 	t0 = now_ms();
 	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && now_ms() - t0 < WAKE_BOUND_MS)
@@ -124,17 +213,21 @@ static void wake_before_queued(struct __test_metadata *_metadata,
 	if (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
 		waited = now_ms() - t0;
 
-	/* Still asleep: tracing off wakes it, so that the test ends */
+	/* Still asleep: a signal ends the wait, so that the test ends */
 	if (waited < 0)
-		tracefs_instance_file_write(self->b.inst, "tracing_on", "0");
+		pthread_kill(thread, SIGUSR1);
 	pthread_join(thread, NULL);
 	tracefs_instance_file_write(self->b.inst, "tracing_on", "1");
+	if (other >= 0)
+		close(other);
 
-	EXPECT_EQ(2, kmod_param(MODULE_NAME, "held"));
+	EXPECT_EQ(queued ? 4 : 2, kmod_param(MODULE_NAME, "held"));
+	EXPECT_EQ(0, kmod_param(MODULE_NAME, "timed_out"));
 	ASSERT_LE(0, waited) {
-		TH_LOG("%s still asleep %d ms after ioctl(0) woke the waiters "
-		       "(its wake-up came before it was queued)",
-		       splice ? "splice()" : "GET_READER", WAKE_BOUND_MS);
+		TH_LOG("%s still asleep %d ms after %s woke the waiters "
+		       "(its wake-up found no one to wake)",
+		       splice ? "splice()" : "GET_READER", WAKE_BOUND_MS,
+		       by == BY_IOCTL ? "ioctl(0)" : "tracing off");
 	}
 	TH_LOG("%s returned %d ms after it was let go", splice ? "splice()" : "GET_READER",
 	       (int)waited);
@@ -148,19 +241,80 @@ static void wake_before_queued(struct __test_metadata *_metadata,
 	}
 }
 
+/* Held after it loaded wait_index, before it is queued */
 TEST_F(rb, get_reader_woken_before_queued)
 {
-	wake_before_queued(_metadata, self, false, "0");
+	wake_held_waiter(_metadata, self, false, "0", NULL, false, BY_IOCTL);
 }
 
 TEST_F(rb, get_reader_woken_before_queued_full)
 {
-	wake_before_queued(_metadata, self, false, "50");
+	wake_held_waiter(_metadata, self, false, "50", NULL, false, BY_IOCTL);
 }
 
 TEST_F(rb, splice_woken_before_queued)
 {
-	wake_before_queued(_metadata, self, true, "0");
+	wake_held_waiter(_metadata, self, true, "0", NULL, false, BY_IOCTL);
+}
+
+/*
+ * Held when the call began, before it may have loaded wait_index: a
+ * wake-up from then on is for this call (tracefs_cpu_stop() makes the
+ * file non-blocking after its ioctl(0), too late for a call that
+ * already looked).
+ */
+TEST_F(rb, get_reader_woken_as_it_begins)
+{
+	static const char *const at[] = { "ring_buffer_is_mapped", NULL };
+
+	wake_held_waiter(_metadata, self, false, "0", at, false, BY_IOCTL);
+}
+
+TEST_F(rb, splice_woken_as_it_reads)
+{
+	static const char *const at[] = { "ring_buffer_entries_cpu", NULL };
+
+	wake_held_waiter(_metadata, self, true, "0", at, false, BY_IOCTL);
+}
+
+/*
+ * At buffer_percent 50 the waiter is on the full waiters' queue, which a
+ * wake-up's work wakes only when a waiter flagged itself there or the
+ * waker asked for it. Another file's wake-up cleared the flag before the
+ * waiter was queued, and the waiter's own comes after its condition was
+ * checked with the task queued, before it flags itself again.
+ */
+TEST_F(rb, get_reader_woken_full_flag_cleared)
+{
+	/* 6.1 with the series, 6.12 with its series */
+	static const char *const at[] = { "pipe_woken", "get_reader_woken", NULL };
+
+	wake_held_waiter(_metadata, self, false, "50", at, true, BY_IOCTL);
+}
+
+TEST_F(rb, splice_woken_full_flag_cleared)
+{
+	static const char *const at[] = { "pipe_woken", "wait_pipe_cond", NULL };
+
+	wake_held_waiter(_metadata, self, true, "50", at, true, BY_IOCTL);
+}
+
+/* Tracing turned off: no data comes, and the waiters are woken to say so */
+TEST_F(rb, get_reader_woken_by_tracing_off)
+{
+	wake_held_waiter(_metadata, self, false, "0", NULL, false, BY_TRACING_OFF);
+}
+
+TEST_F(rb, splice_woken_by_tracing_off)
+{
+	wake_held_waiter(_metadata, self, true, "0", NULL, false, BY_TRACING_OFF);
+}
+
+TEST_F(rb, splice_woken_by_tracing_off_as_it_reads)
+{
+	static const char *const at[] = { "ring_buffer_entries_cpu", NULL };
+
+	wake_held_waiter(_metadata, self, true, "0", at, false, BY_TRACING_OFF);
 }
 
 TEST_HARNESS_MAIN
