@@ -11,7 +11,8 @@ sgit rev-parse -q --verify base >/dev/null || die "$SRC has no 'base' tag: recre
 sgit merge-base --is-ancestor base HEAD || die "HEAD of $SRC does not descend from 'base'"
 [ -z "$(sgit status --porcelain)" ] ||
 	warn "$SRC has uncommitted changes; they are not exported (commit them first)"
-[ -z "$(sgit rev-parse -q --verify REBASE_HEAD 2>/dev/null)" ] && [ ! -d "$SRC/.git/rebase-apply" ] ||
+# (not REBASE_HEAD: git may leave it behind once a rebase has ended)
+[ ! -d "$SRC/.git/rebase-merge" ] && [ ! -d "$SRC/.git/rebase-apply" ] ||
 	die "$SRC is in the middle of a rebase or git am: finish it first"
 
 tmp=$(mktemp -d)
