@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_flushwin: hold a task in ->flush() of trace_pipe_raw at the
+ * instruction that stores the file's new wait_index, until the test sets
+ * @release or @wait_ms passed (then @timed_out is set). Loaded by
+ * tests/rb_flush_window.
+ *
+ * ->flush() runs at every close of a descriptor of the file, under no
+ * lock, and increments wait_index to end the waits of splice() and
+ * GET_READER. Where the increment is a load, an add and a store (6.1's
+ * plain increment), the task is held with the old value loaded: an
+ * ioctl(0) in between increments the index, and the store then writes
+ * that same value again. Where it is one instruction (atomic_inc(),
+ * atomic_fetch_inc_release()), the task is held before it.
+ *
+ * An x86-64 instruction breakpoint (rb_bp.h) on CPU @cpu, where the test
+ * keeps the task @pid, on the first instruction of @func (@size bytes,
+ * from /proc/kallsyms) that writes wait_index: a store, an inc, an add
+ * of 1 or an xadd, locked or not, to a register plus
+ * offsetof(struct trace_iterator, wait_index) (the iterator is the first
+ * member of the file's private data). @held is 1 while the task is held,
+ * 2 once let go; @offset is where the breakpoint is in @func.
+ */
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/stddef.h>
+#include <linux/trace_events.h>
+
+#include "rb_bp.h"
+#include "rb_instance.h"
+
+static int pid;
+module_param(pid, int, 0444);
+MODULE_PARM_DESC(pid, "the task to hold in ->flush()");
+
+static int cpu = -1;
+module_param(cpu, int, 0444);
+MODULE_PARM_DESC(cpu, "the CPU that task runs on");
+
+RB_BP_FUNC_PARAMS(func, size, "tracing_buffers_flush()");
+
+static uint wait_ms = 5000;
+module_param(wait_ms, uint, 0444);
+MODULE_PARM_DESC(wait_ms, "how long to hold it at most");
+
+static bool release;
+module_param(release, bool, 0644);
+MODULE_PARM_DESC(release, "set by the test to let the task go");
+
+/* Results */
+static int held;
+module_param(held, int, 0444);
+static bool timed_out;
+module_param(timed_out, bool, 0444);
+static uint offset;
+module_param(offset, uint, 0444);
+
+static struct perf_event *bp[RB_BP_MAX];
+
+#define WAIT_INDEX	offsetof(struct trace_iterator, wait_index)
+
+/*
+ * [lock] [REX] 89 (mov r, m), FF /0 (inc m), 83 /0 ib 1 (add $1, m) or
+ * 0F C1 (xadd r, m), with the memory operand a register plus WAIT_INDEX
+ * as an 8-bit displacement (no SIB byte).
+ */
+static bool writes_wait_index(const u8 *p)
+{
+	const u8 *modrm;
+
+	if (WAIT_INDEX > 127)
+		return false;
+	if (*p == 0xf0)
+		p++;
+	if ((*p & 0xf0) == 0x40)
+		p++;
+	switch (p[0]) {
+	case 0x89:
+		modrm = p + 1;
+		break;
+	case 0xff:
+		modrm = p + 1;
+		if (*modrm & 0x38)
+			return false;
+		break;
+	case 0x83:
+		modrm = p + 1;
+		if ((*modrm & 0x38) || modrm[2] != 1)
+			return false;
+		break;
+	case 0x0f:
+		if (p[1] != 0xc1)
+			return false;
+		modrm = p + 2;
+		break;
+	default:
+		return false;
+	}
+	return (*modrm >> 6) == 1 && (*modrm & 7) != 4 && modrm[1] == WAIT_INDEX;
+}
+
+static void rb_flushwin_hit(struct perf_event *event,
+			    struct perf_sample_data *data, struct pt_regs *regs)
+{
+	if (current->pid != pid || READ_ONCE(held))
+		return;
+
+	WRITE_ONCE(held, 1);
+	if (!rb_spin_until(&release, NULL, (u64)wait_ms * NSEC_PER_MSEC))
+		WRITE_ONCE(timed_out, true);
+	/* Pairs with the test's reading of @held through sysfs */
+	smp_store_release(&held, 2);
+}
+
+static int __init rb_flushwin_init(void)
+{
+	int ret;
+
+	if (!pid || cpu < 0 || !func || !size)
+		return -EINVAL;
+
+	ret = rb_bp_arm(func, size, cpu, writes_wait_index, 1, rb_flushwin_hit,
+			bp, &offset);
+	if (ret < 0) {
+		rb_bp_release(bp);
+		return ret;
+	}
+	return 0;
+}
+
+static void __exit rb_flushwin_exit(void)
+{
+	rb_bp_release(bp);
+}
+
+module_init(rb_flushwin_init);
+module_exit(rb_flushwin_exit);
+MODULE_DESCRIPTION("Hold a task in ->flush() of trace_pipe_raw at its wait_index store");
+MODULE_LICENSE("GPL");
