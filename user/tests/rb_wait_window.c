@@ -293,8 +293,9 @@ TEST_F(rb, get_reader_woken_full_flag_cleared)
 TEST_F(rb, splice_woken_full_flag_cleared)
 {
 	/*
-	 * 6.12's wait_pipe_cond(), which calls pipe_woken() (maybe inlined),
-	 * or 6.1's pipe_woken()
+	 * wait_pipe_cond(), which calls pipe_woken() (maybe inlined), where
+	 * splice() still waits with it (stock 6.12), or pipe_woken() (both
+	 * series)
 	 */
 	static const char *const at[] = { "wait_pipe_cond", "pipe_woken", NULL };
 
