@@ -19,7 +19,10 @@
  * of 1 or an xadd, locked or not, to a register plus
  * offsetof(struct trace_iterator, wait_index) (the iterator is the first
  * member of the file's private data). @held is 1 while the task is held,
- * 2 once let go; @offset is where the breakpoint is in @func.
+ * 2 once let go; @offset is where the breakpoint is in @func, @form what
+ * it found there (an unlocked read-modify-write, as clang may make of a
+ * plain increment, has no window to hold: the test skips). None found
+ * (a compiler that keeps the field's address in a register): -ENOENT.
  */
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -54,49 +57,81 @@ static bool timed_out;
 module_param(timed_out, bool, 0444);
 static uint offset;
 module_param(offset, uint, 0444);
+static int form;		/* 1 store, 2 locked RMW, 3 unlocked RMW */
+module_param(form, int, 0444);
 
 static struct perf_event *bp[RB_BP_MAX];
 
 #define WAIT_INDEX	offsetof(struct trace_iterator, wait_index)
 
+/* What the instruction found is: see writes_wait_index() */
+enum { FORM_STORE = 1, FORM_LOCKED, FORM_UNLOCKED_RMW };
+
 /*
  * [lock] [REX] 89 (mov r, m), FF /0 (inc m), 83 /0 ib 1 (add $1, m) or
  * 0F C1 (xadd r, m), with the memory operand a register plus WAIT_INDEX
- * as an 8-bit displacement (no SIB byte).
+ * as an 8- or 32-bit displacement (no SIB byte). It reads up to 9 bytes,
+ * past RB_BP_SCAN: kernel text goes on after the function. Sets @form.
  */
 static bool writes_wait_index(const u8 *p)
 {
+	bool lock = false;
 	const u8 *modrm;
+	u32 disp;
+	int rmw;
 
-	if (WAIT_INDEX > 127)
-		return false;
-	if (*p == 0xf0)
+	if (*p == 0xf0) {
+		lock = true;
 		p++;
+	}
 	if ((*p & 0xf0) == 0x40)
 		p++;
 	switch (p[0]) {
 	case 0x89:
+		rmw = 0;
 		modrm = p + 1;
 		break;
 	case 0xff:
+		rmw = 1;
 		modrm = p + 1;
 		if (*modrm & 0x38)
 			return false;
 		break;
 	case 0x83:
+		rmw = 1;
 		modrm = p + 1;
-		if ((*modrm & 0x38) || modrm[2] != 1)
+		if (*modrm & 0x38)
+			return false;
+		/* the immediate follows the displacement */
+		if (modrm[(*modrm >> 6) == 1 ? 2 : 5] != 1)
 			return false;
 		break;
 	case 0x0f:
 		if (p[1] != 0xc1)
 			return false;
+		rmw = 1;
 		modrm = p + 2;
 		break;
 	default:
 		return false;
 	}
-	return (*modrm >> 6) == 1 && (*modrm & 7) != 4 && modrm[1] == WAIT_INDEX;
+	if ((*modrm & 7) == 4)
+		return false;
+	switch (*modrm >> 6) {
+	case 1:
+		disp = (u32)(s8)modrm[1];
+		break;
+	case 2:
+		disp = modrm[1] | modrm[2] << 8 | modrm[3] << 16 |
+		       (u32)modrm[4] << 24;
+		break;
+	default:
+		return false;
+	}
+	if (disp != WAIT_INDEX)
+		return false;
+	form = !rmw ? FORM_STORE : lock ? FORM_LOCKED : FORM_UNLOCKED_RMW;
+	return true;
 }
 
 static void rb_flushwin_hit(struct perf_event *event,

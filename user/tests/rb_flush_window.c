@@ -34,6 +34,7 @@
 #include "kmod_common.h"
 #include "ms_clock.h"
 #include "rb_seq.h"
+#include "task_state.h"
 
 #define INSTANCE	"rb_flush_window"
 #define MODULE_NAME	"rb_flushwin"
@@ -44,8 +45,12 @@
 #define WAITER_CPU	2
 #define FUNC		"tracing_buffers_flush"
 #define HOLD_WAIT_MS	5000	/* for the child to reach the breakpoint */
-#define ASLEEP_MS	100	/* for the GET_READER to be asleep */
+#define ASLEEP_MS	2000	/* for the GET_READER to go to sleep */
 #define WAKE_BOUND_MS	1000	/* for the wait to end once let go */
+/* rb_flushwin's @form */
+#define FORM_STORE		1
+#define FORM_LOCKED		2
+#define FORM_UNLOCKED_RMW	3
 
 RB_SEQ_FIXTURE(3)
 
@@ -97,7 +102,7 @@ TEST_F(rb, get_reader_woken_by_a_close_during_ioctl)
 	struct waiter w = { .fd = self->b.fd };
 	unsigned long long func, size;
 	long long t0, waited = -1;
-	int go[2], err, status;
+	int go[2], err, status, form;
 	pthread_t thread;
 	char params[128];
 	pid_t child;
@@ -133,20 +138,35 @@ TEST_F(rb, get_reader_woken_by_a_close_during_ioctl)
 		waitpid(child, &status, 0);
 		if (err == -EOPNOTSUPP)
 			SKIP(return, "rb_flushwin: no instruction breakpoints here (x86-64 only)");
+		if (err == -ENOENT)
+			SKIP(return, "rb_flushwin: no store to wait_index at a register "
+			     "plus its offset in " FUNC " (the compiler keeps the address)");
 		ASSERT_EQ(0, err) TH_LOG("loading rb_flushwin: %s (see the kernel log)",
 					 strerror(-err));
 	}
-	TH_LOG("breakpoint at " FUNC "+%lld", kmod_param(MODULE_NAME, "offset"));
+	form = kmod_param(MODULE_NAME, "form");
+	TH_LOG("breakpoint at " FUNC "+%lld, on %s", kmod_param(MODULE_NAME, "offset"),
+	       form == FORM_STORE ? "a store" : form == FORM_LOCKED ? "a locked increment" :
+	       "an unlocked read-modify-write");
+	if (form == FORM_UNLOCKED_RMW) {
+		close(go[1]);
+		waitpid(child, &status, 0);
+		SKIP(return, "the increment is one unlocked instruction here: no window to hold");
+	}
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	close(go[1]);
-	EXPECT_TRUE(wait_held(1)) TH_LOG("the child's close never reached the breakpoint");
+	ASSERT_TRUE(wait_held(1)) TH_LOG("the child's close never reached the breakpoint");
 
 	/* What tracefs_cpu_stop() does, while the close is held */
 	EXPECT_EQ(0, ioctl(self->b.fd, 0));
 
 	/* A GET_READER that begins after that, and waits */
 	ASSERT_EQ(0, pthread_create(&thread, NULL, waiter_thread, &w));
-	usleep(ASLEEP_MS * 1000);
+	while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	EXPECT_TRUE(task_sleeps(w.tid, ASLEEP_MS))
+		TH_LOG("GET_READER did not go to sleep (returned: %d)",
+		       __atomic_load_n(&w.done, __ATOMIC_ACQUIRE));
 	EXPECT_FALSE(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
 		TH_LOG("GET_READER returned before the close went on: %d (%s)",
 		       w.ret, strerror(w.err));

@@ -36,12 +36,14 @@
 #include "kselftest_harness.h"
 #include "ms_clock.h"
 #include "rb_seq.h"
+#include "task_state.h"
 
 #define INSTANCE	"rb_shared_close"
 #define BUFFER_KB	"16"
 #define CPU		0
 #define TIMER_MS	300	/* how long a call that waits is let wait */
 #define WAKE_BOUND_MS	1000	/* for a call in progress to end at a close */
+#define ASLEEP_MS	2000	/* for a call in progress to go to sleep */
 
 FIXTURE(rb) {
 	struct rb_seq	b;
@@ -191,6 +193,7 @@ TEST_F(rb, get_reader_begun_with_tracing_off_waits)
 struct caller {
 	int		fd, page_size;
 	enum call	call;
+	pid_t		tid;		/* set by the thread */
 	int		ret, err;
 	bool		done;
 };
@@ -199,6 +202,7 @@ static void *caller_thread(void *arg)
 {
 	struct caller *c = arg;
 
+	__atomic_store_n(&c->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	c->ret = make_call(c->fd, c->call, c->page_size);
 	c->err = errno;
 	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
@@ -220,7 +224,11 @@ static void ends_at_a_close(struct __test_metadata *_metadata,
 	dup_fd = dup(self->b.fd);
 	ASSERT_LE(0, dup_fd);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, caller_thread, &c));
-	usleep(TIMER_MS * 1000);
+	while (!__atomic_load_n(&c.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	/* Asleep in the call: the close comes after it began */
+	EXPECT_TRUE(task_sleeps(c.tid, ASLEEP_MS))
+		TH_LOG("%s did not go to sleep", call_name[call]);
 	EXPECT_FALSE(__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
 		TH_LOG("%s returned before the close: %d", call_name[call], c.ret);
 
