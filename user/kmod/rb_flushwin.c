@@ -71,7 +71,9 @@ enum { FORM_STORE = 1, FORM_LOCKED, FORM_UNLOCKED_RMW };
  * [lock] [REX] 89 (mov r, m), FF /0 (inc m), 83 /0 ib 1 (add $1, m) or
  * 0F C1 (xadd r, m), with the memory operand a register plus WAIT_INDEX
  * as an 8- or 32-bit displacement (no SIB byte). It reads up to 9 bytes,
- * past RB_BP_SCAN: kernel text goes on after the function. Sets @form.
+ * past RB_BP_SCAN: kernel text goes on after the function. Sets @form
+ * at the first match (a lock prefix's instruction matches again without
+ * it at the next byte, where rb_bp_arm() stops).
  */
 static bool writes_wait_index(const u8 *p)
 {
@@ -130,7 +132,9 @@ static bool writes_wait_index(const u8 *p)
 	}
 	if (disp != WAIT_INDEX)
 		return false;
-	form = !rmw ? FORM_STORE : lock ? FORM_LOCKED : FORM_UNLOCKED_RMW;
+	/* The first match only: the scan goes on to the next byte once */
+	if (!form)
+		form = !rmw ? FORM_STORE : lock ? FORM_LOCKED : FORM_UNLOCKED_RMW;
 	return true;
 }
 
