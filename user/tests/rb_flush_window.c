@@ -101,7 +101,7 @@ TEST_F(rb, get_reader_woken_by_a_close_during_ioctl)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct waiter w = { .fd = self->b.fd };
 	unsigned long long func, size;
-	long long t0, waited = -1;
+	long long waited;
 	int go[2], err, status, form;
 	pthread_t thread;
 	char params[128];
@@ -172,16 +172,7 @@ TEST_F(rb, get_reader_woken_by_a_close_during_ioctl)
 		       w.ret, strerror(w.err));
 
 	EXPECT_EQ(0, kmod_param_write(MODULE_NAME, "release", "Y"));
-	t0 = now_ms();
-	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && now_ms() - t0 < WAKE_BOUND_MS)
-		usleep(1000);
-	if (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
-		waited = now_ms() - t0;
-
-	/* Still asleep: a signal ends the wait, so that the test ends */
-	if (waited < 0)
-		pthread_kill(thread, SIGUSR1);
-	pthread_join(thread, NULL);
+	waited = thread_join_within(thread, &w.done, WAKE_BOUND_MS);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("the child's close(): status %#x", status);

@@ -215,7 +215,7 @@ static void ends_at_a_close(struct __test_metadata *_metadata,
 {
 	struct caller c = { .fd = self->b.fd, .page_size = self->page_size, .call = call };
 	struct sigaction sa = { .sa_handler = on_signal };
-	long long t0, waited = -1;
+	long long waited;
 	pthread_t thread;
 	int dup_fd;
 
@@ -233,15 +233,7 @@ static void ends_at_a_close(struct __test_metadata *_metadata,
 		TH_LOG("%s returned before the close: %d", call_name[call], c.ret);
 
 	close(dup_fd);
-	t0 = now_ms();
-	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) && now_ms() - t0 < WAKE_BOUND_MS)
-		usleep(1000);
-	if (__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
-		waited = now_ms() - t0;
-	/* Still waiting: a signal ends it, so that the test ends */
-	if (waited < 0)
-		pthread_kill(thread, SIGUSR1);
-	pthread_join(thread, NULL);
+	waited = thread_join_within(thread, &c.done, WAKE_BOUND_MS);
 	ASSERT_LE(0, waited) {
 		TH_LOG("%s still waiting %d ms after a descriptor of its file was closed",
 		       call_name[call], WAKE_BOUND_MS);

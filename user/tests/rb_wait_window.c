@@ -43,6 +43,7 @@
 #include "kmod_common.h"
 #include "ms_clock.h"
 #include "rb_seq.h"
+#include "task_state.h"
 
 #define INSTANCE	"rb_wait_window"
 #define MODULE_NAME	"rb_waitwin"
@@ -148,7 +149,7 @@ static void wake_held_waiter(struct __test_metadata *_metadata,
 {
 	struct waiter w = { .fd = self->b.fd, .splice = splice };
 	struct sigaction sa = { .sa_handler = on_signal };
-	long long t0, waited = -1;
+	long long waited;
 	int err, other = -1;
 	pthread_t thread;
 	char *path;
@@ -205,16 +206,7 @@ static void wake_held_waiter(struct __test_metadata *_metadata,
 	}
 	usleep(WORK_MS * 1000);
 	EXPECT_EQ(0, kmod_param_write(MODULE_NAME, "release", "Y"));
-	t0 = now_ms();
-	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && now_ms() - t0 < WAKE_BOUND_MS)
-		usleep(1000);
-	if (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
-		waited = now_ms() - t0;
-
-	/* Still asleep: a signal ends the wait, so that the test ends */
-	if (waited < 0)
-		pthread_kill(thread, SIGUSR1);
-	pthread_join(thread, NULL);
+	waited = thread_join_within(thread, &w.done, WAKE_BOUND_MS);
 	tracefs_instance_file_write(self->b.inst, "tracing_on", "1");
 	if (other >= 0)
 		close(other);

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Whether a thread of this process went to sleep, from /proc */
+/*
+ * For the tests whose thread makes a call that waits: whether it went to
+ * sleep (from /proc), and its end within a bound once woken
+ */
 #ifndef TASK_STATE_H
 #define TASK_STATE_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/types.h>
+
+#include "ms_clock.h"
 
 /* The state letter of thread @tid (R, S, D...), or 0 */
 static inline char task_state(pid_t tid)
@@ -40,6 +47,27 @@ static inline bool task_sleeps(pid_t tid, int ms)
 		usleep(1000);
 	}
 	return task_state(tid) == 'S';
+}
+
+/*
+ * Wait up to @bound_ms for @thread to set *@done (with a release store),
+ * then join it: the milliseconds it took, or -1 if it had not, and then
+ * SIGUSR1, whose handler the test installed without SA_RESTART, ended
+ * its call so that the test ends either way
+ */
+static inline long long thread_join_within(pthread_t thread, bool *done,
+					   int bound_ms)
+{
+	long long t0 = now_ms(), took = -1;
+
+	while (!__atomic_load_n(done, __ATOMIC_ACQUIRE) && now_ms() - t0 < bound_ms)
+		usleep(1000);
+	if (__atomic_load_n(done, __ATOMIC_ACQUIRE))
+		took = now_ms() - t0;
+	else
+		pthread_kill(thread, SIGUSR1);
+	pthread_join(thread, NULL);
+	return took;
 }
 
 #endif /* TASK_STATE_H */
