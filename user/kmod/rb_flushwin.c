@@ -94,18 +94,13 @@ static bool writes_wait_index(const u8 *p)
 		modrm = p + 1;
 		break;
 	case 0xff:
-		rmw = 1;
-		modrm = p + 1;
-		if (*modrm & 0x38)
-			return false;
-		break;
 	case 0x83:
 		rmw = 1;
 		modrm = p + 1;
 		if (*modrm & 0x38)
 			return false;
-		/* the immediate follows the displacement */
-		if (modrm[(*modrm >> 6) == 1 ? 2 : 5] != 1)
+		/* add's immediate follows the displacement */
+		if (p[0] == 0x83 && modrm[(*modrm >> 6) == 1 ? 2 : 5] != 1)
 			return false;
 		break;
 	case 0x0f:

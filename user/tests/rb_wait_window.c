@@ -41,7 +41,6 @@
 
 #include "kselftest_harness.h"
 #include "kmod_common.h"
-#include "ms_clock.h"
 #include "rb_seq.h"
 #include "task_state.h"
 
