@@ -23,9 +23,9 @@ S := scripts
 help:
 	@echo 'Build the patched 6.1 kernel, boot it in QEMU, run the tests.'
 	@echo
-	@echo '  make check          everything: series checks, the normal, GKI-style arm64, debug and KCSAN'
-	@echo '                      kernels, the 6.12 PREEMPT_RT kernel, their boots,'
-	@echo '                      the accounting stress, verdict (what CI runs)'
+	@echo '  make check          series checks, the normal, GKI-style arm64 and debug kernels,'
+	@echo '                      the 6.12 PREEMPT_RT kernel, their boots, the accounting stress,'
+	@echo '                      verdict (what CI runs; not KCSAN: make kcsan)'
 	@echo '  make demo           build and boot the patched kernel: ftmmap stream and ftmmap stats'
 	@echo '                      on a live workload on every CPU'
 	@echo "  make trace CMD='cmd' OUT=trace.dat [EVENTS='sched ftrace:print']"

@@ -4,7 +4,15 @@
 # $BUILD/obj/bisect and, where the prefix has them, the ring-buffer
 # kselftests.
 #
-#   bisect.sh [--skip-head]   --skip-head: the full series is built elsewhere
+#   bisect.sh [--skip-head] [--if-changed]
+#
+# --skip-head: the full series is built elsewhere.  --if-changed (make
+# check): not again when config/bisect/SERIES.txt holds the key of this
+# very queue.  Every bisect that passes writes that file; its key is a hash
+# of what the builds depend on: the base's tree and every prefix's (the
+# patches' contents), the flavour's .config, the compiler, the libraries
+# the kselftests link, and this script with lib.sh.  A queue, compiler or
+# config that changed is built again.
 #
 # BISECT_FLAVOUR=rt (or another flavour of kernel.sh) builds the prefixes
 # with that flavour's config instead, from its kernel's objects.
@@ -21,9 +29,15 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
 
-skip_head=0
+skip_head=0 if_changed=0
 flavour=${BISECT_FLAVOUR:-normal}
-[ "${1:-}" != --skip-head ] || skip_head=1
+for arg; do
+	case $arg in
+	--skip-head) skip_head=1 ;;
+	--if-changed) if_changed=1 ;;
+	*) die "usage: $0 [--skip-head] [--if-changed]" ;;
+	esac
+done
 [ -z "$(sgit status --porcelain)" ] ||
 	die "$SRC has uncommitted changes: commit or stash them before the bisect build"
 
@@ -43,6 +57,32 @@ kernel_id() { # COMMIT
 ksft_id() { # COMMIT
 	sgit ls-tree -r "$1" -- tools include/uapi arch/x86/include/uapi | sha256sum | cut -c1-16
 }
+
+# queue_key: what a bisect's outcome depends on (see above), hashed
+queue_key() {
+	local c
+	{
+		echo "$SERIES $flavour skip_head=$skip_head"
+		sgit rev-parse "base^{tree}"
+		for c in "${commits[@]}"; do
+			sgit rev-parse "$c^{tree}"
+		done
+		cat "$OBJ/$flavour/.config"
+		gcc --version | head -n 1
+		[ -z "${CROSS:-}" ] || "${CROSS}gcc" --version | head -n 1
+		[ "$flavour" != gki ] || clang"$GKI_LLVM" --version | head -n 1
+		dpkg-query -W -f '${Package} ${Version}\n' libtraceevent-dev libtracefs-dev 2>/dev/null || true
+		cat "$TOP/scripts/bisect.sh" "$TOP/scripts/lib.sh"
+	} | sha256sum | cut -c1-16
+}
+stamp=$TOP/config/bisect/$SERIES.txt key=
+[ ! -f "$OBJ/$flavour/.config" ] || key=$(queue_key)
+if [ "$if_changed" = 1 ] && [ -n "$key" ] &&
+	[ "$(sed -n 's/^# key: //p' "$stamp" 2>/dev/null)" = "$key" ]; then
+	say "bisect: not again, ${stamp#"$TOP"/} has the key of this queue ($key):"
+	grep -v '^# key: ' "$stamp" | sed 's/^# /    /'
+	exit 0
+fi
 
 declare -A built_kernel built_ksft
 built_kernel[$(kernel_id base)]=base
@@ -175,7 +215,17 @@ if [ -n "$failed" ]; then
        (build log: $LOGS/bisect-$failed*.log)"
 fi
 if [ "$skip_head" = 1 ]; then
-	say "bisect: every prefix builds (1..$last here, the full series as the $flavour kernel)"
+	done_what="every prefix builds (1..$last here, the full series as the $flavour kernel)"
 else
-	say "bisect: every prefix builds"
+	done_what="every prefix builds"
+fi
+say "bisect: $done_what"
+if [ -n "$key" ]; then
+	mkdir -p "${stamp%/*}"
+	{
+		echo "# key: $key"
+		echo "# $(basename "$PATCHES")/, $total patches, $flavour config: $done_what"
+		echo "# (scripts/bisect.sh, $(date -u +%Y-%m-%d))"
+	} >"$stamp"
+	note "wrote ${stamp#"$TOP"/} (key $key)"
 fi

@@ -16,7 +16,7 @@ cp "$TOP/scripts/check.sh" "$TOP/scripts/lib.sh" "$tmp/scripts/"
 # A stub: says who it is, fails when STUB_FAIL names it and its arguments
 # (and SERIES=6.12 for the mainline series: "checkpatch  SERIES=6.12").
 for s in deps check-selftest tree series-apply checkpatch kernel bisect lint matrix tests initramfs \
-	tests-6.1-on-6.12 trace-check kcsan boot; do
+	tests-6.1-on-6.12 trace-check boot; do
 	cat >"$tmp/scripts/$s.sh" <<EOF
 #!/usr/bin/env bash
 . "\$(dirname "\$0")/lib.sh"
@@ -35,7 +35,6 @@ boot) run=\${RUN_NAME:-\$1}; [ -z "\${KERNEL:-}" ] || run=\${RUN_NAME:-other}
 	echo "3 \$f 1" >"\$LOGS/\$run-check.counts" ;;
 trace-check) n=trace-check; [ "\${1:-}" != --stock ] || n=trace-check-stock
 	echo "2 0 0" >"\$LOGS/\$n.counts" ;;
-kcsan) [ "\${1:-}" != --boot ] || echo "5 0 0" >"\$LOGS/kcsan-check.counts" ;;
 esac
 EOF
 done
@@ -95,19 +94,19 @@ judge_all() {
 		verdict "$name" same "$(cat "$tmp/got.$i")" "$want" "$tmp/out.$i"
 	done
 }
-# 7 boots (boot.sh) of 3 passed, 1 skipped; two trace-checks of 2; kcsan 5
-expect "all pass" 0 "check: PASSED|30 passed, 0 failed, 7 skipped|"
-expect "a failing boot" 1 "check: FAILED|30 passed, 1 failed, 7 skipped|" STUB_FAIL="guest debug"
+# 7 boots (boot.sh) of 3 passed, 1 skipped; two trace-checks of 2
+expect "all pass" 0 "check: PASSED|25 passed, 0 failed, 7 skipped|"
+expect "a failing boot" 1 "check: FAILED|25 passed, 1 failed, 7 skipped|" STUB_FAIL="guest debug"
 # the normal, debug and 6.12 kernels were built: 6 boots, 2 trace-checks;
-# the failed stage and 2 boots not run
-expect "a failing build stage" 1 "check: FAILED at stage 'kernel-gki' (see above)|22 passed, 3 failed, 6 skipped|" \
+# the failed stage and the GKI boot not run
+expect "a failing build stage" 1 "check: FAILED at stage 'kernel-gki' (see above)|22 passed, 2 failed, 6 skipped|" \
 	STUB_FAIL="kernel gki"
 # the third chain (bisect-6.12, matrix, plots): every kernel was built
-expect "a failing stage of the third chain" 1 "check: FAILED at stage 'matrix' (see above)|30 passed, 1 failed, 7 skipped|" \
-	STUB_FAIL="matrix "
+expect "a failing stage of the third chain" 1 "check: FAILED at stage 'matrix' (see above)|25 passed, 1 failed, 7 skipped|" \
+	STUB_FAIL="matrix --if-changed"
 # the 6.12 series, which the 6.12 kernel waits for: the 6.1 kernels are
 # still built and booted; the 6.12 boots and trace-check stock are not
-expect "a failing 6.12 series (third chain)" 1 "check: FAILED at stage 'series-6.12' (see above)|22 passed, 4 failed, 5 skipped|" \
+expect "a failing 6.12 series (third chain)" 1 "check: FAILED at stage 'series-6.12' (see above)|17 passed, 4 failed, 5 skipped|" \
 	STUB_FAIL="checkpatch  SERIES=6.12"
 expect "a failing first stage" 1 "check: FAILED at stage 'kernel' (see above)|0 passed, 1 failed, 0 skipped|" \
 	STUB_FAIL="kernel normal"
@@ -123,13 +122,13 @@ marked() {
 	verdict "$2 run at nice 19, their lines marked" has_line "$want" "$tmp/out.1"
 }
 marked "[builds] stub kernel debug" "the builds"
-marked "[builds2] stub matrix " "the third chain's builds"
+marked "[builds2] stub matrix --if-changed" "the third chain's builds"
 # The CPU time of each stage: lint's 1.5 s of spinning (in a chain of
 # builds) is its own, and no stub of the boots' chain, which only waits,
 # has a second of it.
 stage_cpu() {
 	if grep -qE '^    lint +[0-9]+m[0-9]{2}s  CPU 0m0[12]s' "$tmp/out.1" &&
-		! grep -E '^    (boot|trace-check|kcsan)' "$tmp/out.1" | grep -qvF 'CPU 0m00s' &&
+		! grep -E '^    (boot|trace-check)' "$tmp/out.1" | grep -qvF 'CPU 0m00s' &&
 		grep -qE '^    CPU of the stages: ' "$tmp/out.1"; then
 		return 0
 	fi
@@ -157,8 +156,8 @@ stopped() {
 	sleep 1
 	verdict "stopping the check while $2 runs stops the builds" none_left
 }
-stopped "bisect --skip-head" "the 6.1 bisect (builds)"
-stopped "matrix " "the matrix (third chain)"
+stopped "bisect --skip-head --if-changed" "the 6.1 bisect (builds)"
+stopped "matrix --if-changed" "the matrix (third chain)"
 
 # link_face (lib.sh), by which bisect.sh leaves out a link: on objects of
 # gcc (not PIC, as the kernel), the references modpost stops on and the

@@ -8,7 +8,14 @@
 # not show in the same config (texts compared without line numbers, as
 # lint.sh does).
 #
-#   matrix.sh [NAME...]    default: all of debian-amd64 ftrace-minimal i386 arm64 gki-clang
+#   matrix.sh [--if-changed] [NAME...]
+#                          default: all of debian-amd64 ftrace-minimal i386 arm64 gki-clang
+#
+# --if-changed (make check): nothing is built when config/matrix-base/head.txt
+# holds the key of this run: the trees of the base and the head, each
+# config's recipe (its start config and fragments), the compilers, the
+# kept base warnings and this script with lib.sh.  A run of every config
+# that passes writes that file.
 #
 # The sources are a separate work tree of the scratch repo ($BUILD/matrix/src,
 # detached: $BUILD/linux is never checked out), objects in $BUILD/obj/matrix-NAME.
@@ -35,11 +42,11 @@ ALL=(debian-amd64 ftrace-minimal i386 arm64 gki-clang)
 WT=$BUILD/matrix/src
 dir=${MATRIX_DIR:-kernel/trace/}
 BASELINES=$TOP/config/matrix-base
-record=0
-if [ "${1:-}" = --record-base ]; then
-	record=1
-	shift
-fi
+record=0 if_changed=0
+case ${1:-} in
+--record-base) record=1 && shift ;;
+--if-changed) if_changed=1 && shift ;;
+esac
 names=("$@")
 [ ${#names[@]} != 0 ] || names=("${ALL[@]}")
 
@@ -262,9 +269,39 @@ $(sed 's/^/        /' "$LOGS/matrix-$name-new.txt")"
 
 for n in "${names[@]}"; do recipe "$n"; done
 [ -z "$(sgit status --porcelain --untracked-files=no)" ] ||
-	warn "$SRC has uncommitted changes: the matrix builds its HEAD commit without them"
+	warn "$SRC has uncommitted changes: the matrix builds the branch main without them"
 base_commit=$(sgit rev-parse 'base^{commit}')
-head_commit=$(sgit rev-parse HEAD)
+# The series' branch, not HEAD: in make check the 6.1 bisect may have a
+# prefix checked out in $SRC meanwhile.  Read once: the key and the
+# build are of the same commit.
+head_commit=$(sgit rev-parse 'refs/heads/main^{commit}')
+
+# run_key: what the outcome of this run depends on (see above), hashed
+run_key() {
+	local n f
+	{
+		sgit rev-parse "$base_commit^{tree}" "$head_commit^{tree}"
+		echo "W=1 $dir ${names[*]}"
+		for n in "${names[@]}"; do
+			recipe "$n"
+			echo "$n: $arch $cross $llvm $start ${frags[*]}"
+			case $start in *.xz) xzcat "$start" ;; esac
+			for f in "${frags[@]}"; do cat "$TOP/config/$f.config"; done
+			"$cc" --version | head -n 1
+			cat "$BASELINES/$n.txt" 2>/dev/null || true
+		done
+		cat "$TOP/scripts/matrix.sh" "$TOP/scripts/lib.sh"
+	} | sha256sum | cut -c1-16
+}
+head_stamp=$BASELINES/head.txt key=
+if [ $record = 0 ] && [ "${names[*]}" = "${ALL[*]}" ]; then
+	key=$(run_key)
+	if [ $if_changed = 1 ] && [ "$(sed -n 's/^# key: //p' "$head_stamp" 2>/dev/null)" = "$key" ]; then
+		say "matrix: not again, ${head_stamp#"$TOP"/} has the key of this run ($key):"
+		grep -v '^# key: ' "$head_stamp" | sed 's/^# /    /'
+		exit 0
+	fi
+fi
 mkdir -p "$LOGS"
 t_start=$(now_s)
 worktree
@@ -287,3 +324,11 @@ done
 note "$(printf '%-15s %s' total "$(fmt_secs $(($(now_s) - t_start)))")"
 [ ${#failed[@]} = 0 ] || die "matrix: failed in ${failed[*]} (above)"
 say "matrix: $dir builds in ${names[*]}, no new W=1 warnings"
+if [ -n "$key" ]; then
+	{
+		echo "# key: $key"
+		echo "# $dir builds in ${names[*]} with W=1, no warning the base lacks"
+		echo "# (scripts/matrix.sh, $(date -u +%Y-%m-%d))"
+	} >"$head_stamp"
+	note "wrote ${head_stamp#"$TOP"/} (key $key)"
+fi

@@ -21,6 +21,15 @@
  * map: events written there later are handed over through the mapping
  * where it shows the old page.
  *
+ * With @get_reader set, the work item calls TRACE_MMAP_IOCTL_GET_READER
+ * instead, on the module's own descriptor of the CPU's trace_pipe_raw
+ * (non-blocking, never mapped), and @fail, if not 0, is what
+ * vm_insert_pages() then returns (an error such as -ENOMEM): the first
+ * mapping fails after the pages were inserted, and must not have handed
+ * out a sub-buffer that no mapping shows (@get_reader_ret: what the call
+ * returned, 1 before it; @entered: the call began before the insert
+ * returned, which then waits HOLD_NS more for it).
+ *
  * Writing N to the parameter "write" writes N more sequence numbers, on
  * the CPU of the writing task (the test's). Without kretprobes
  * (CONFIG_KRETPROBES off), the init fails with -EOPNOTSUPP.
@@ -29,10 +38,12 @@
 #include <linux/module.h>
 #include <linux/ring_buffer.h>
 #include <linux/sched.h>
+#include <uapi/linux/trace_mmap.h>
 
 #include "rb_instance.h"
 
 #define WAIT_NS		(1000 * NSEC_PER_MSEC)
+#define HOLD_NS		(500 * NSEC_PER_MSEC)	/* a GET_READER held back */
 
 RB_INSTANCE_PARAM("rb_map_window");
 
@@ -43,6 +54,14 @@ MODULE_PARM_DESC(pid, "the mapping task");
 static ulong prelim;
 module_param(prelim, ulong, 0444);
 MODULE_PARM_DESC(prelim, "events written at load");
+
+static bool get_reader;
+module_param(get_reader, bool, 0444);
+MODULE_PARM_DESC(get_reader, "call GET_READER in the window instead of reading");
+
+static int fail;
+module_param(fail, int, 0444);
+MODULE_PARM_DESC(fail, "the error vm_insert_pages() returns, or 0");
 
 /* Results */
 static uint hits;		/* vm_insert_pages() returns acted on */
@@ -59,13 +78,18 @@ static ulong written;		/* sequence numbers written */
 module_param(written, ulong, 0444);
 static int write_err;		/* 0, or -EIO if the buffer refused one */
 module_param(write_err, int, 0444);
+static int get_reader_ret = 1;	/* what GET_READER returned, once it has */
+module_param(get_reader_ret, int, 0444);
+static int entered;		/* 1: the work item began GET_READER in the window */
+module_param(entered, int, 0444);
 
 static struct trace_array *tr;
+static struct file *pipe;	/* the instance's trace_pipe_raw of @cpu */
 static struct trace_buffer *buffer;
 static struct work_struct read_work;
-static bool read_finished;
+static bool read_finished, get_reader_begun;
 
-static void rb_mapwin_read(struct work_struct *work)
+static void rb_mapwin_read_page(void)
 {
 	/* The read page API of 6.12.117, and that of 6.1 */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
@@ -83,6 +107,18 @@ static void rb_mapwin_read(struct work_struct *work)
 		ring_buffer_free_read_page(buffer, cpu, page);
 	}
 #endif
+}
+
+static void rb_mapwin_read(struct work_struct *work)
+{
+	if (get_reader) {
+		/* Pairs with the smp_load_acquire() of rb_spin_until() */
+		smp_store_release(&get_reader_begun, true);
+		WRITE_ONCE(get_reader_ret,
+			   pipe->f_op->unlocked_ioctl(pipe, TRACE_MMAP_IOCTL_GET_READER, 0));
+	} else {
+		rb_mapwin_read_page();
+	}
 	/* Pairs with rb_spin_until()'s smp_load_acquire() */
 	smp_store_release(&read_finished, true);
 }
@@ -104,7 +140,19 @@ static int rb_mapwin_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	if (!*(bool *)ri->data || raw_smp_processor_id() != cpu || hits++)
 		return 0;
-	read_done = rb_run_on(reader_cpu, &read_work, &read_finished, WAIT_NS);
+	if (get_reader) {
+		/*
+		 * The call began in the window, and then has HOLD_NS to
+		 * return: it would have consumed by then, or it waits
+		 */
+		queue_work_on(reader_cpu, system_highpri_wq, &read_work);
+		entered = rb_spin_until(&get_reader_begun, NULL, WAIT_NS);
+		read_done = rb_spin_until(&read_finished, NULL, HOLD_NS);
+	} else {
+		read_done = rb_run_on(reader_cpu, &read_work, &read_finished, WAIT_NS);
+	}
+	if (fail)
+		regs_set_return_value(regs, fail);
 	return 0;
 }
 
@@ -152,14 +200,9 @@ static int __init rb_mapwin_init(void)
 
 	if (!pid)
 		return -EINVAL;
-	cpu = raw_smp_processor_id();
-	reader_cpu = cpumask_any_but(cpu_online_mask, cpu);
-	if (reader_cpu >= nr_cpu_ids)
-		return -EOPNOTSUPP;	/* one CPU: no reader beside the writer */
-
-	tr = get_instance(instance);
-	if (!tr)
-		return -ENOENT;
+	ret = rb_instance_open_pair(instance, &cpu, &reader_cpu, &tr, &pipe);
+	if (ret)
+		return ret;
 	buffer = tr->array_buffer.buffer;
 	INIT_WORK(&read_work, rb_mapwin_read);
 
@@ -167,7 +210,7 @@ static int __init rb_mapwin_init(void)
 	if (!ret)
 		ret = register_kretprobe(&rb_mapwin_probe);
 	if (ret)
-		trace_array_put(tr);
+		rb_instance_close(tr, pipe);
 	return ret;
 }
 
@@ -175,7 +218,7 @@ static void __exit rb_mapwin_exit(void)
 {
 	unregister_kretprobe(&rb_mapwin_probe);
 	flush_work(&read_work);
-	trace_array_put(tr);
+	rb_instance_close(tr, pipe);
 }
 
 module_init(rb_mapwin_init);

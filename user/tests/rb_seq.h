@@ -123,11 +123,22 @@ static inline int rb_seq_load(struct rb_seq *b, const char *params)
 	return 0;
 }
 
+/* Unload the module: 0, or -errno */
+static inline int rb_seq_unload(struct rb_seq *b)
+{
+	if (syscall(SYS_delete_module, b->module, O_NONBLOCK))
+		return -errno;
+	b->loaded = false;
+	return 0;
+}
+
 /* Undo all of it, whatever got done; a message if the module stays */
 static inline void rb_seq_close(struct rb_seq *b)
 {
-	if (b->loaded && syscall(SYS_delete_module, b->module, O_NONBLOCK))
-		fprintf(stderr, "# cannot unload %s: %s\n", b->module, strerror(errno));
+	int err = b->loaded ? rb_seq_unload(b) : 0;
+
+	if (err)
+		fprintf(stderr, "# cannot unload %s: %s\n", b->module, strerror(-err));
 	if (b->kbuf)
 		kbuffer_free(b->kbuf);
 	if (b->meta)

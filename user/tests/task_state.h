@@ -16,13 +16,12 @@
 
 #include "ms_clock.h"
 
-/* The state letter of thread @tid (R, S, D...), or 0 */
-static inline char task_state(pid_t tid)
+/* The state letter (R, S, D, T...) in the stat file at @path, or 0 */
+static inline char stat_state(const char *path)
 {
-	char path[64], buf[512], *p;
+	char buf[512], *p;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
@@ -33,20 +32,47 @@ static inline char task_state(pid_t tid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+/* The stat file of thread @tid of this process, or of process @tid */
+static inline void stat_path(char *path, size_t size, pid_t tid, bool process)
+{
+	if (process)
+		snprintf(path, size, "/proc/%d/stat", (int)tid);
+	else
+		snprintf(path, size, "/proc/self/task/%d/stat", (int)tid);
+}
+
 /*
- * Whether thread @tid is asleep (S) within @ms milliseconds: for a test
- * that must act only once a call it started waits
+ * Whether the stat file at @path says asleep (S) within @ms milliseconds:
+ * for a test that must act only once a call it started waits
  */
-static inline bool task_sleeps(pid_t tid, int ms)
+static inline bool stat_sleeps(const char *path, int ms)
 {
 	int i;
 
 	for (i = 0; i < ms; i++) {
-		if (task_state(tid) == 'S')
+		if (stat_state(path) == 'S')
 			return true;
 		usleep(1000);
 	}
-	return task_state(tid) == 'S';
+	return stat_state(path) == 'S';
+}
+
+/* The same, of thread @tid of this process */
+static inline bool task_sleeps(pid_t tid, int ms)
+{
+	char path[64];
+
+	stat_path(path, sizeof(path), tid, false);
+	return stat_sleeps(path, ms);
+}
+
+/* The same, of process @pid (its main thread) */
+static inline bool process_sleeps(pid_t pid, int ms)
+{
+	char path[64];
+
+	stat_path(path, sizeof(path), pid, true);
+	return stat_sleeps(path, ms);
 }
 
 /*
