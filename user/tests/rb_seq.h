@@ -132,6 +132,29 @@ static inline int rb_seq_unload(struct rb_seq *b)
 	return 0;
 }
 
+/*
+ * Run on any CPU but @cpu, which a test module holds with interrupts off:
+ * 0, or -errno. The held CPU answers no cross-call, so a task that makes
+ * one and waits for it (a kworker freeing a module's init text, a static
+ * key's text patching, a TLB flush) spins, preemption off, on its own CPU
+ * until the hold ends. A test pinned there could neither see the hold nor
+ * end it: it would see only the hold's timeout (a 6.12 PREEMPT_RT guest
+ * in CI did). Off the held CPU and not pinned, the test is moved to a CPU
+ * that runs; it waits for the hold by spinning (spin_ms()).
+ */
+static inline int rb_seq_keep_off(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	/* The kernel keeps the CPUs of the set that exist */
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (i != cpu)
+			CPU_SET(i, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
 /* Undo all of it, whatever got done; a message if the module stays */
 static inline void rb_seq_close(struct rb_seq *b)
 {

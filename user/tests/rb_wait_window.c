@@ -107,13 +107,16 @@ static void on_signal(int sig)
 /* How the test wakes the waiter */
 enum wake_by { BY_IOCTL, BY_TRACING_OFF };
 
-/* Wait until rb_waitwin's @held is @want: whether it got there */
+/*
+ * Wait until rb_waitwin's @held is @want: whether it got there. It spins,
+ * off WAITER_CPU (rb_seq_keep_off()).
+ */
 static bool wait_held(int want)
 {
-	int i;
+	long long t0 = now_ms();
 
-	for (i = 0; i < HOLD_WAIT_MS && kmod_param(MODULE_NAME, "held") != want; i++)
-		usleep(1000);
+	while (kmod_param(MODULE_NAME, "held") != want && now_ms() - t0 < HOLD_WAIT_MS)
+		sched_yield();
 	return kmod_param(MODULE_NAME, "held") == want;
 }
 
@@ -159,6 +162,8 @@ static void wake_held_waiter(struct __test_metadata *_metadata,
 	ASSERT_LT(0, tracefs_instance_file_write(self->b.inst, "buffer_percent", percent));
 	/* A blocking file: the mapping's was opened non-blocking */
 	ASSERT_EQ(0, fcntl(self->b.fd, F_SETFL, 0));
+	/* The hold keeps WAITER_CPU's interrupts off: see rb_seq_keep_off() */
+	ASSERT_EQ(0, rb_seq_keep_off(WAITER_CPU));
 	if (queued) {
 		path = tracefs_instance_get_file(self->b.inst, "per_cpu/cpu" RB_STR(CPU)
 						 "/trace_pipe_raw");
@@ -191,7 +196,7 @@ static void wake_held_waiter(struct __test_metadata *_metadata,
 		 * wake-up clears the flag, and finds no one to wake.
 		 */
 		EXPECT_EQ(0, ioctl(other, 0));
-		usleep(WORK_MS * 1000);		/* the wake-up's irq_work */
+		spin_ms(WORK_MS);		/* the wake-up's irq_work */
 		EXPECT_EQ(0, kmod_param_write(MODULE_NAME, "release", "Y"));
 		/* Queued, its condition checked: before it flags itself again */
 		EXPECT_TRUE(wait_held(3));
@@ -203,7 +208,7 @@ static void wake_held_waiter(struct __test_metadata *_metadata,
 	} else {
 		EXPECT_LT(0, tracefs_instance_file_write(self->b.inst, "tracing_on", "0"));
 	}
-	usleep(WORK_MS * 1000);
+	spin_ms(WORK_MS);
 	EXPECT_EQ(0, kmod_param_write(MODULE_NAME, "release", "Y"));
 	waited = thread_join_within(thread, &w.done, WAKE_BOUND_MS);
 	tracefs_instance_file_write(self->b.inst, "tracing_on", "1");

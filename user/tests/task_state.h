@@ -43,16 +43,18 @@ static inline void stat_path(char *path, size_t size, pid_t tid, bool process)
 
 /*
  * Whether the stat file at @path says asleep (S) within @ms milliseconds:
- * for a test that must act only once a call it started waits
+ * for a test that must act only once a call it started waits. Here and in
+ * thread_join_within() the test does not sleep (spin_ms()): while a test
+ * module holds a CPU with interrupts off, a sleep's wake-up may be stuck.
  */
 static inline bool stat_sleeps(const char *path, int ms)
 {
-	int i;
+	long long t0 = now_ms();
 
-	for (i = 0; i < ms; i++) {
+	while (now_ms() - t0 < ms) {
 		if (stat_state(path) == 'S')
 			return true;
-		usleep(1000);
+		spin_ms(1);
 	}
 	return stat_state(path) == 'S';
 }
@@ -87,7 +89,7 @@ static inline long long thread_join_within(pthread_t thread, bool *done,
 	long long t0 = now_ms(), took = -1;
 
 	while (!__atomic_load_n(done, __ATOMIC_ACQUIRE) && now_ms() - t0 < bound_ms)
-		usleep(1000);
+		spin_ms(1);
 	if (__atomic_load_n(done, __ATOMIC_ACQUIRE))
 		took = now_ms() - t0;
 	else
