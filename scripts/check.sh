@@ -183,14 +183,39 @@ arm64_guest() {
 }
 # The 6.12 series as most build it, without PREEMPT_RT and lockdep:
 # kernel/trace/ compiled with the normal config, and no warning there (the
-# RT kernel is the one 6.12 kernel the check builds whole).
+# RT kernel is the one 6.12 kernel the check builds whole).  Not again
+# when config/compile-6.12.txt holds the key of this build: the 6.12
+# tree's branch main, the normal config's fragments, gcc, kernel.sh,
+# lib.sh and these functions; a build that passes writes it.
+compile_612_key() {
+	{
+		env SERIES=6.12 bash -c ". '$S/lib.sh' && sgit rev-parse 'refs/heads/main^{tree}'"
+		cat "$TOP"/config/{base,tracing,x86_64}.config
+		gcc --version | head -n 1
+		cat "$S/kernel.sh" "$S/lib.sh"
+		declare -f compile_612 compile_612_key
+	} | sha256sum | cut -c1-16
+}
 compile_612() {
-	local log=$BUILD/logs-6.12/build-trace.log
+	local log=$BUILD/logs-6.12/build-trace.log stamp=$TOP/config/compile-6.12.txt key
+	key=$(compile_612_key) || return
+	if [ "$(sed -n 's/^# key: //p' "$stamp" 2>/dev/null)" = "$key" ]; then
+		say "compile-6.12: not again, ${stamp#"$TOP"/} has the key of this build ($key):"
+		grep -v '^# key: ' "$stamp" | sed 's/^# /    /'
+		return
+	fi
 	SERIES=6.12 "$S/kernel.sh" normal trace kernel/trace/ || return
 	if grep -E 'kernel/trace/[^ ]*: warning:' "$log"; then
 		echo "check: warnings in kernel/trace/ of the 6.12 series, normal config (see $log)"
 		return 1
 	fi
+	mkdir -p "${stamp%/*}"
+	{
+		echo "# key: $key"
+		echo "# 6.12/: kernel/trace/ builds with the normal config, no warning"
+		echo "# (scripts/check.sh, $(date -u +%Y-%m-%d))"
+	} >"$stamp"
+	note "wrote ${stamp#"$TOP"/} (key $key)"
 }
 
 # The kernels the boots wait for: $STATE/ready-NAME once built.
@@ -212,7 +237,9 @@ if [ "$chain" = builds ]; then
 	# builds the series' head.  --if-changed: not again for a queue whose
 	# key config/bisect/6.1.txt holds (see bisect.sh)
 	stage bisect "$S/bisect.sh" --skip-head --if-changed
-	stage lint "$S/lint.sh"
+	# --if-changed: not again for a head whose key config/lint/6.1.txt
+	# holds (see lint.sh)
+	stage lint "$S/lint.sh" --if-changed
 	exit 0
 fi
 if [ "$chain" = builds2 ]; then

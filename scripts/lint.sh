@@ -2,12 +2,49 @@
 # W=1 and sparse (C=2) on kernel/trace/ for the base and for the series head;
 # fail on warnings the series adds.  Warnings are compared as texts without
 # line and column numbers, so moved code does not count as new.
+#
+#   lint.sh [--if-changed]
+#
+# --if-changed (make check): nothing is built when config/lint/6.1.txt holds
+# the key of this run, a hash of what its outcome depends on: the trees of
+# the base and of the branch main, the normal kernel's .config (made from
+# config/base, tracing and x86_64), gcc's and sparse's versions and this
+# script with lib.sh and kernel.sh.  A run that passes writes the file.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+if_changed=0
+case ${1:-} in
+'') ;;
+--if-changed) if_changed=1 ;;
+*) die "usage: $0 [--if-changed]" ;;
+esac
 need_tree
 command -v sparse >/dev/null || die "sparse is missing: run 'make deps'"
 [ -z "$(sgit status --porcelain)" ] ||
 	die "$SRC has uncommitted changes: commit or stash them before 'make lint'"
+
+# run_key: what the outcome depends on (see above), hashed; empty without
+# the normal kernel's .config
+run_key() {
+	local config=$OBJ/normal/.config
+	[ -f "$config" ] || return 0
+	{
+		sgit rev-parse 'base^{tree}' 'refs/heads/main^{tree}'
+		echo "W=1 C=2 ${LINT_DIR:-kernel/trace/}"
+		cat "$config"
+		gcc --version | head -n 1
+		dpkg-query -W -f '${Package} ${Version}\n' sparse
+		cat "$TOP/scripts/lint.sh" "$TOP/scripts/lib.sh" "$TOP/scripts/kernel.sh"
+	} | sha256sum | cut -c1-16
+}
+stamp=$TOP/config/lint/6.1.txt
+key=$(run_key)
+if [ $if_changed = 1 ] && [ -n "$key" ] &&
+	[ "$(sed -n 's/^# key: //p' "$stamp" 2>/dev/null)" = "$key" ]; then
+	say "lint: not again, ${stamp#"$TOP"/} has the key of this run ($key):"
+	grep -v '^# key: ' "$stamp" | sed 's/^# /    /'
+	exit 0
+fi
 
 obj=$OBJ/lint
 dir=${LINT_DIR:-kernel/trace/}
@@ -38,3 +75,13 @@ if [ -s "$LOGS/lint-new.txt" ]; then
 	die "lint: the series adds $(wc -l <"$LOGS/lint-new.txt") warnings in $dir (above)"
 fi
 say "lint: no new W=1 or sparse warnings in $dir"
+# Only for the branch main, whose tree the key names
+if [ -n "$key" ] && [ "$SAVED_BRANCH" = main ]; then
+	mkdir -p "${stamp%/*}"
+	{
+		echo "# key: $key"
+		echo "# $dir at main: no W=1 or sparse warning the base lacks"
+		echo "# (scripts/lint.sh, $(date -u +%Y-%m-%d))"
+	} >"$stamp"
+	note "wrote ${stamp#"$TOP"/} (key $key)"
+fi
