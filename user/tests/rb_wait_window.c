@@ -216,7 +216,8 @@ static void wake_held_waiter(struct __test_metadata *_metadata,
 		close(other);
 
 	EXPECT_EQ(queued ? 4 : 2, kmod_param(MODULE_NAME, "held"));
-	EXPECT_EQ(0, kmod_param(MODULE_NAME, "timed_out"));
+	/* A bool: Y or N */
+	EXPECT_EQ(0, kmod_param_bool(MODULE_NAME, "timed_out"));
 	ASSERT_LE(0, waited) {
 		TH_LOG("%s still asleep %d ms after %s woke the waiters "
 		       "(its wake-up found no one to wake)",
