@@ -77,10 +77,7 @@ queue_key() {
 }
 stamp=$TOP/config/bisect/$SERIES.txt key=
 [ ! -f "$OBJ/$flavour/.config" ] || key=$(queue_key)
-if [ "$if_changed" = 1 ] && [ -n "$key" ] &&
-	[ "$(sed -n 's/^# key: //p' "$stamp" 2>/dev/null)" = "$key" ]; then
-	say "bisect: not again, ${stamp#"$TOP"/} has the key of this queue ($key):"
-	grep -v '^# key: ' "$stamp" | sed 's/^# /    /'
+if [ "$if_changed" = 1 ] && stamp_holds bisect "$stamp" "$key"; then
 	exit 0
 fi
 
@@ -220,12 +217,5 @@ else
 	done_what="every prefix builds"
 fi
 say "bisect: $done_what"
-if [ -n "$key" ]; then
-	mkdir -p "${stamp%/*}"
-	{
-		echo "# key: $key"
-		echo "# $(basename "$PATCHES")/, $total patches, $flavour config: $done_what"
-		echo "# (scripts/bisect.sh, $(date -u +%Y-%m-%d))"
-	} >"$stamp"
-	note "wrote ${stamp#"$TOP"/} (key $key)"
-fi
+[ -z "$key" ] ||
+	stamp_write "$stamp" "$key" "$(basename "$PATCHES")/, $total patches, $flavour config: $done_what"

@@ -199,23 +199,13 @@ compile_612_key() {
 compile_612() {
 	local log=$BUILD/logs-6.12/build-trace.log stamp=$TOP/config/compile-6.12.txt key
 	key=$(compile_612_key) || return
-	if [ "$(sed -n 's/^# key: //p' "$stamp" 2>/dev/null)" = "$key" ]; then
-		say "compile-6.12: not again, ${stamp#"$TOP"/} has the key of this build ($key):"
-		grep -v '^# key: ' "$stamp" | sed 's/^# /    /'
-		return
-	fi
+	! stamp_holds compile-6.12 "$stamp" "$key" || return 0
 	SERIES=6.12 "$S/kernel.sh" normal trace kernel/trace/ || return
 	if grep -E 'kernel/trace/[^ ]*: warning:' "$log"; then
 		echo "check: warnings in kernel/trace/ of the 6.12 series, normal config (see $log)"
 		return 1
 	fi
-	mkdir -p "${stamp%/*}"
-	{
-		echo "# key: $key"
-		echo "# 6.12/: kernel/trace/ builds with the normal config, no warning"
-		echo "# (scripts/check.sh, $(date -u +%Y-%m-%d))"
-	} >"$stamp"
-	note "wrote ${stamp#"$TOP"/} (key $key)"
+	stamp_write "$stamp" "$key" "6.12/: kernel/trace/ builds with the normal config, no warning"
 }
 
 # The kernels the boots wait for: $STATE/ready-NAME once built.

@@ -125,6 +125,27 @@ set_arch() {
 
 say()  { printf '==> %s\n' "$*"; }
 note() { printf '    %s\n' "$*"; }
+
+# Key stamps (config/bisect/, config/matrix-base/head.txt, config/lint/,
+# config/compile-6.12.txt): "# key: KEY", a hash of what a run's outcome
+# depends on, then what that run found and who wrote it, as comments.
+# stamp_holds WHAT FILE KEY: whether FILE holds KEY (never for an empty
+# KEY); if so, it says that WHAT is not done again, and what FILE says.
+stamp_holds() {
+	[ -n "$3" ] && [ "$(sed -n 's/^# key: //p' "$2" 2>/dev/null)" = "$3" ] || return 1
+	say "$1: not again, ${2#"$TOP"/} has the key of this run ($3):"
+	grep -v '^# key: ' "$2" | sed 's/^# /    /'
+}
+# stamp_write FILE KEY FOUND: the stamp of a run that passed
+stamp_write() {
+	mkdir -p "${1%/*}"
+	{
+		echo "# key: $2"
+		echo "# $3"
+		echo "# (scripts/${0##*/}, $(date -u +%Y-%m-%d))"
+	} >"$1"
+	note "wrote ${1#"$TOP"/} (key $2)"
+}
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
 die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 

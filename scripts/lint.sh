@@ -39,10 +39,7 @@ run_key() {
 }
 stamp=$TOP/config/lint/6.1.txt
 key=$(run_key)
-if [ $if_changed = 1 ] && [ -n "$key" ] &&
-	[ "$(sed -n 's/^# key: //p' "$stamp" 2>/dev/null)" = "$key" ]; then
-	say "lint: not again, ${stamp#"$TOP"/} has the key of this run ($key):"
-	grep -v '^# key: ' "$stamp" | sed 's/^# /    /'
+if [ $if_changed = 1 ] && stamp_holds lint "$stamp" "$key"; then
 	exit 0
 fi
 
@@ -77,11 +74,5 @@ fi
 say "lint: no new W=1 or sparse warnings in $dir"
 # Only for the branch main, whose tree the key names
 if [ -n "$key" ] && [ "$SAVED_BRANCH" = main ]; then
-	mkdir -p "${stamp%/*}"
-	{
-		echo "# key: $key"
-		echo "# $dir at main: no W=1 or sparse warning the base lacks"
-		echo "# (scripts/lint.sh, $(date -u +%Y-%m-%d))"
-	} >"$stamp"
-	note "wrote ${stamp#"$TOP"/} (key $key)"
+	stamp_write "$stamp" "$key" "$dir at main: no W=1 or sparse warning the base lacks"
 fi

@@ -296,9 +296,7 @@ run_key() {
 head_stamp=$BASELINES/head.txt key=
 if [ $record = 0 ] && [ "${names[*]}" = "${ALL[*]}" ]; then
 	key=$(run_key)
-	if [ $if_changed = 1 ] && [ "$(sed -n 's/^# key: //p' "$head_stamp" 2>/dev/null)" = "$key" ]; then
-		say "matrix: not again, ${head_stamp#"$TOP"/} has the key of this run ($key):"
-		grep -v '^# key: ' "$head_stamp" | sed 's/^# /    /'
+	if [ $if_changed = 1 ] && stamp_holds matrix "$head_stamp" "$key"; then
 		exit 0
 	fi
 fi
@@ -324,11 +322,5 @@ done
 note "$(printf '%-15s %s' total "$(fmt_secs $(($(now_s) - t_start)))")"
 [ ${#failed[@]} = 0 ] || die "matrix: failed in ${failed[*]} (above)"
 say "matrix: $dir builds in ${names[*]}, no new W=1 warnings"
-if [ -n "$key" ]; then
-	{
-		echo "# key: $key"
-		echo "# $dir builds in ${names[*]} with W=1, no warning the base lacks"
-		echo "# (scripts/matrix.sh, $(date -u +%Y-%m-%d))"
-	} >"$head_stamp"
-	note "wrote ${head_stamp#"$TOP"/} (key $key)"
-fi
+[ -z "$key" ] ||
+	stamp_write "$head_stamp" "$key" "$dir builds in ${names[*]} with W=1, no warning the base lacks"
